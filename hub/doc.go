@@ -1,0 +1,12 @@
+// Package hub is the in-process heart of the progress hub: topics, subscriptions, one bounded queue per client, the
+// slow-client policy, and the hand-off from replayed history to live delivery.
+//
+// It knows nothing of HTTP, SSE bytes, Redis or configuration files. What it needs from the event store it asks
+// through Store, which it declares itself (package pubsub implements it).
+//
+// Concurrency: Broadcast never blocks. It reads a topic's subscriber list without a lock (copy-on-write) and makes one
+// non-blocking send per subscription; a full queue evicts that subscription (ReasonSlow), whose client reconnects
+// and replays from the store. Queues are never closed, so no send can race with an end: Done tells the consumer to
+// stop. Each Subscription is consumed by one goroutine (Start, Events, Accept); Close, Done and Reason may be called
+// from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
+package hub

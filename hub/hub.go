@@ -1,0 +1,171 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrClosed is returned by Subscribe after Close.
+var ErrClosed = errors.New("hub closed")
+
+// Store is what the hub needs from the event store (Redis, owned by package pubsub). Its methods are safe for
+// concurrent use.
+type Store interface {
+	// Follow starts the live feed of topic into Hub.Broadcast, if it is not running already. It does not block; the
+	// returned channel is closed once every event published from then on will be broadcast, so history read after
+	// that overlaps the live feed and nothing falls between them.
+	Follow(topic string) (ready <-chan struct{})
+	// Unfollow ends the live feed of topic; the hub calls it when the last subscriber of the topic leaves.
+	Unfollow(topic string)
+	// Read returns up to limit stored events of topic after id, oldest first.
+	Read(ctx context.Context, topic string, after ID, limit int) ([]*Event, error)
+	// Tail returns the last n stored events of topic, oldest first.
+	Tail(ctx context.Context, topic string, n int) ([]*Event, error)
+}
+
+// Config tunes a Hub. Zero values mean the documented defaults.
+type Config struct {
+	// ClientBuffer is the number of events queued per client before it is evicted as slow (default 256).
+	ClientBuffer int
+	// MaxReplay bounds the events replayed to one request; past it the client gets a reset (default 10000).
+	MaxReplay int
+	// ReplayPage is the number of events read from the store at once during a replay (default 1000).
+	ReplayPage int
+	// Metrics records the hub's figures; nil means unregistered metrics.
+	Metrics *Metrics
+}
+
+func (c Config) withDefaults() Config {
+	if c.ClientBuffer <= 0 {
+		c.ClientBuffer = 256
+	}
+	if c.MaxReplay <= 0 {
+		c.MaxReplay = 10000
+	}
+	if c.ReplayPage <= 0 {
+		c.ReplayPage = 1000
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	return c
+}
+
+// Hub routes events to the subscriptions of their topic. Broadcast never blocks: each subscription has a bounded
+// buffer, and one that is full is evicted rather than waited for.
+type Hub struct {
+	cfg   Config
+	store Store
+
+	mu     sync.RWMutex // guards topics and closed; never held while sending
+	topics map[string]*topic
+	closed bool
+}
+
+type topic struct {
+	subs  atomic.Pointer[[]*Subscription] // copy-on-write: Broadcast reads without a lock
+	ready <-chan struct{}
+}
+
+// New returns a hub that follows topics in store on demand.
+func New(store Store, cfg Config) *Hub {
+	return &Hub{cfg: cfg.withDefaults(), store: store, topics: make(map[string]*topic)}
+}
+
+// Metrics returns the hub's metrics.
+func (h *Hub) Metrics() *Metrics { return h.cfg.Metrics }
+
+// Subscribe registers a subscription to topics (validated by the caller, without duplicates). Events broadcast from
+// now on are queued for it; call Start to replay what it missed and hand over to live delivery, and Close when done.
+func (h *Hub) Subscribe(topics []string) (*Subscription, error) {
+	s := newSubscription(h, topics, h.cfg.ClientBuffer)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	for i, name := range topics {
+		t := h.topics[name]
+		if t == nil {
+			t = &topic{ready: h.store.Follow(name)}
+			t.subs.Store(&[]*Subscription{})
+			h.topics[name] = t
+		}
+		old := *t.subs.Load()
+		next := make([]*Subscription, len(old), len(old)+1)
+		copy(next, old)
+		next = append(next, s)
+		t.subs.Store(&next)
+		s.pos[i].ready = t.ready
+	}
+	h.cfg.Metrics.subscriptions.Inc()
+	return s, nil
+}
+
+// remove unregisters s from its topics, ending the live feed of topics left without subscribers.
+func (h *Hub) remove(s *Subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, name := range s.topics {
+		t := h.topics[name]
+		if t == nil {
+			continue
+		}
+		old := *t.subs.Load()
+		next := make([]*Subscription, 0, len(old))
+		for _, o := range old {
+			if o != s {
+				next = append(next, o)
+			}
+		}
+		if len(next) == len(old) {
+			continue
+		}
+		if len(next) == 0 {
+			delete(h.topics, name)
+			h.store.Unfollow(name)
+		}
+		t.subs.Store(&next)
+	}
+	h.cfg.Metrics.subscriptions.Dec()
+}
+
+// Broadcast queues ev for every subscription of its topic. It never blocks; a subscription whose buffer is full is
+// evicted (or, while it is still replaying, told to read the stream again). Events of one topic must be broadcast in
+// stream order, from one goroutine at a time per topic.
+func (h *Hub) Broadcast(ev *Event) {
+	h.cfg.Metrics.received[ev.Source].Inc()
+	h.mu.RLock()
+	t := h.topics[ev.Topic]
+	h.mu.RUnlock()
+	if t == nil {
+		return
+	}
+	for _, s := range *t.subs.Load() {
+		s.deliver(ev)
+	}
+}
+
+// Topics returns the number of topics with at least one subscriber.
+func (h *Hub) Topics() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.topics)
+}
+
+// Close ends every subscription with ReasonShutdown; later Subscribe calls fail with ErrClosed. It is idempotent and
+// does not wait for the consumers: they see Done and return on their own.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	h.closed = true
+	var all []*Subscription
+	for _, t := range h.topics {
+		all = append(all, *t.subs.Load()...)
+	}
+	h.mu.Unlock()
+	for _, s := range all {
+		s.end(ReasonShutdown)
+	}
+}

@@ -1,0 +1,10 @@
+// Package pubsub owns everything the hub keeps in Redis: key and channel names, the publish script, the Publisher
+// that agents use, the Subscriber that feeds the hub (with gap repair), history reads, snapshots and topic listing.
+//
+// Layout, for a prefix P and a topic T: the stream P:{T}:events holds the history (fields p = previous id, t = type,
+// d = data), the channel P:{T}:live carries envelopes {"id","prev","type","data"}, and the hash P:{T}:state the
+// latest envelope per workflow and lock. PublishScript writes all three atomically.
+//
+// It must not import sse or web. Publisher and Store are safe for concurrent use; a Subscriber's goroutines are
+// owned by Run and gone when it returns.
+package pubsub

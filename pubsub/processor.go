@@ -1,0 +1,198 @@
+package pubsub
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// process owns the followed topics' state: it subscribes, decodes, repairs and broadcasts, one item at a time, so
+// each topic's events reach the hub in stream order.
+func (s *Subscriber) process(ctx context.Context, b Broadcaster) {
+	active := make(map[string]*feed)
+	tick := time.NewTicker(s.cfg.TailCheck)
+	defer tick.Stop()
+	retry := time.NewTicker(250 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		tail := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-tick.C:
+			tail = true
+		case <-retry.C:
+		}
+		items, over := s.take()
+		for _, it := range items {
+			s.handle(ctx, b, active, it)
+		}
+		for _, t := range over {
+			if f := active[t]; f != nil {
+				f.repair = true
+			}
+		}
+		if tail {
+			s.tailCheck(ctx, active)
+		}
+		s.catchUp(ctx, b, active)
+		s.m.followed.Set(float64(len(active)))
+	}
+}
+
+func (s *Subscriber) handle(ctx context.Context, b Broadcaster, active map[string]*feed, it item) {
+	switch it.kind {
+	case itemFollow:
+		active[it.topic] = it.feed
+		it.feed.pending = s.subscribe(ctx, s.keys.Channel(it.topic)) != nil
+	case itemUnfollow:
+		if active[it.topic] == it.feed {
+			delete(active, it.topic)
+			_ = s.unsubscribe(ctx, s.keys.Channel(it.topic))
+		}
+	case itemConfirmed:
+		if f := active[it.topic]; f != nil {
+			if f.known {
+				s.m.resubscriptions.Inc()
+				f.repair = true // the connection was new: whatever was published while it was down is in the stream
+			} else {
+				s.baseline(ctx, f)
+			}
+		}
+	case itemMessage:
+		if f := active[it.topic]; f != nil {
+			s.live(ctx, b, f, it.payload)
+		}
+	}
+}
+
+// baseline records the stream's end when a topic's subscription is confirmed: everything after it will arrive live,
+// so the feed is ready.
+func (s *Subscriber) baseline(ctx context.Context, f *feed) {
+	newest, err := s.Newest(ctx, f.topic)
+	if err != nil {
+		return // catchUp tries again
+	}
+	f.last, f.known = newest, true
+	s.markReady(f)
+}
+
+func (s *Subscriber) markReady(f *feed) {
+	if !f.isReady {
+		f.isReady = true
+		close(f.ready)
+	}
+}
+
+func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload string) {
+	ev, reason := decodeLive(f.topic, []byte(payload), s.max)
+	if ev != nil && !ev.Stored() {
+		if reason == "" {
+			b.Broadcast(ev)
+		}
+		return
+	}
+	if reason != "" {
+		id := ""
+		if ev != nil {
+			id = ev.IDText
+		}
+		s.drop(f.topic, id, reason)
+		if ev == nil || !f.known || ev.Prev != f.last {
+			f.repair = f.known // the next repair reads past it, dropping it again
+			return
+		}
+		f.last = ev.ID // skip it, so the next envelope's prev still matches
+		return
+	}
+	if !f.known { // the baseline read failed; the envelope itself tells where the stream was
+		f.last, f.known = ev.Prev, true
+		s.markReady(f)
+	}
+	switch {
+	case !f.last.Less(ev.ID):
+		// already broadcast by a repair
+	case ev.Prev == f.last && !f.repair:
+		b.Broadcast(ev)
+		f.last = ev.ID
+	default:
+		s.m.gaps.Inc()
+		f.repair = true
+		s.repairFeed(ctx, b, f)
+	}
+}
+
+// catchUp finishes what failed earlier: unsent subscriptions, baselines, repairs.
+func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[string]*feed) {
+	for _, f := range active {
+		switch {
+		case f.pending:
+			f.pending = s.subscribe(ctx, s.keys.Channel(f.topic)) != nil
+		case !f.known && f.isSubscribedHint():
+			s.baseline(ctx, f)
+		case f.repair:
+			s.repairFeed(ctx, b, f)
+		}
+	}
+}
+
+// isSubscribedHint: a feed without a baseline is retried only after its subscription was sent.
+func (f *feed) isSubscribedHint() bool { return !f.pending }
+
+// repairFeed reads the stream after the feed's last id and broadcasts what it finds, in order. A stream that does
+// not continue that id (trimmed past it, or emptied by a Redis restart) is announced with a reset first.
+func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
+	const page = 1000
+	for {
+		evs, err := s.read(ctx, f.topic, f.last, page, hub.SourceRepair)
+		if err != nil {
+			return // f.repair stays set: catchUp tries again
+		}
+		if len(evs) > 0 && evs[0].Prev != f.last {
+			reason := hub.ResetTruncated
+			if evs[0].Prev.IsZero() {
+				reason = hub.ResetLost
+			}
+			b.Broadcast(hub.NewReset(f.topic, reason, evs[0].ID))
+		}
+		for _, ev := range evs {
+			b.Broadcast(ev)
+			f.last = ev.ID
+		}
+		if len(evs) > 0 {
+			s.m.repairs.Inc()
+		}
+		if len(evs) < page {
+			f.repair = false
+			return
+		}
+	}
+}
+
+// tailCheck compares each topic's stream end with the last id broadcast, catching a lost final message that no
+// later envelope would reveal.
+func (s *Subscriber) tailCheck(ctx context.Context, active map[string]*feed) {
+	if len(active) == 0 {
+		return
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make(map[*feed]*redis.XMessageSliceCmd, len(active))
+	for _, f := range active {
+		if f.known {
+			cmds[f] = pipe.XRevRangeN(ctx, s.keys.Stream(f.topic), "+", "-", 1)
+		}
+	}
+	_, _ = pipe.Exec(ctx)
+	for f, c := range cmds {
+		if m := c.Val(); len(m) == 1 {
+			if id, err := hub.ParseID(m[0].ID); err == nil && f.last.Less(id) {
+				s.m.gaps.Inc()
+				f.repair = true
+			}
+		}
+	}
+}

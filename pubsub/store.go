@@ -1,0 +1,209 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// StoreConfig tunes a Store. Zero values mean the documented defaults.
+type StoreConfig struct {
+	Prefix        string
+	MaxEventBytes int // events larger than this are dropped on read (default 64 KiB)
+	Logger        zerolog.Logger
+	HubMetrics    *hub.Metrics // counts dropped events; nil means unregistered
+}
+
+// Store reads topics' history from Redis. It is safe for concurrent use.
+type Store struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	max  int
+	log  zerolog.Logger
+	hm   *hub.Metrics
+}
+
+// NewStore returns a Store on rdb.
+func NewStore(rdb redis.UniversalClient, cfg StoreConfig) *Store {
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if cfg.HubMetrics == nil {
+		cfg.HubMetrics = hub.NewMetrics(nil)
+	}
+	log := cfg.Logger.Sample(&zerolog.BurstSampler{Burst: 5, Period: time.Second})
+	return &Store{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics}
+}
+
+// Keys returns the key names the store uses.
+func (s *Store) Keys() Keys { return s.keys }
+
+// Read returns up to limit valid events of topic after id, oldest first. Invalid entries (written by something
+// other than the script) are dropped and counted, and the next event's Prev is carried over them so a reader's
+// chain check still holds. Fewer than limit events means the stream ends there.
+func (s *Store) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+	return s.read(ctx, topic, after, limit, hub.SourceReplay)
+}
+
+func (s *Store) read(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, error) {
+	out := make([]*hub.Event, 0, min(limit, 1024))
+	var carry *hub.ID // the prev to give the next valid event, after dropped ones
+	for len(out) < limit {
+		want := limit - len(out)
+		msgs, err := s.rdb.XRangeN(ctx, s.keys.Stream(topic), "("+after.String(), "+", int64(want)).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read %s after %s: %w", topic, after, err)
+		}
+		for _, m := range msgs {
+			ev, reason := fromEntry(topic, m, s.max, src)
+			if reason != "" {
+				s.drop(topic, m.ID, reason)
+				if carry == nil && ev != nil {
+					p := ev.Prev
+					carry = &p
+				}
+				if ev != nil {
+					after = ev.ID
+				}
+				continue
+			}
+			if carry != nil {
+				ev.Prev, carry = *carry, nil
+			}
+			out = append(out, ev)
+			after = ev.ID
+		}
+		if len(msgs) < want {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Tail returns the last n valid events of topic, oldest first.
+func (s *Store) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
+	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", int64(n)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read the tail of %s: %w", topic, err)
+	}
+	out := make([]*hub.Event, 0, len(msgs))
+	for i := len(msgs) - 1; i >= 0; i-- {
+		ev, reason := fromEntry(topic, msgs[i], s.max, hub.SourceReplay)
+		if reason != "" {
+			s.drop(topic, msgs[i].ID, reason)
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// Newest returns the id of the topic's newest entry, zero when the stream is empty or missing.
+func (s *Store) Newest(ctx context.Context, topic string) (hub.ID, error) {
+	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", 1).Result()
+	if err != nil || len(msgs) == 0 {
+		return hub.ID{}, err
+	}
+	return hub.ParseID(msgs[0].ID)
+}
+
+func (s *Store) drop(topic, id, reason string) {
+	s.hm.Drop(reason)
+	s.log.Warn().Str("topic", topic).Str("id", id).Str("reason", reason).Msg("dropped event: " + describeDrop(reason))
+}
+
+// TopicInfo describes one topic that has a stream.
+type TopicInfo struct {
+	Name         string    `json:"name"`
+	Length       int64     `json:"length"`
+	LastID       string    `json:"last_id"`
+	LastActivity time.Time `json:"last_activity"`
+}
+
+// Topics lists up to limit topics that have a stream, most recently active first. truncated says there were more.
+// It walks the keyspace with SCAN (on every master of a cluster), never KEYS.
+func (s *Store) Topics(ctx context.Context, limit int) (topics []TopicInfo, truncated bool, err error) {
+	var (
+		mu    sync.Mutex // masters of a cluster are scanned concurrently
+		names []string
+	)
+	scan := func(ctx context.Context, c *redis.Client) error {
+		it := c.ScanType(ctx, 0, s.keys.StreamPattern(), 500, "stream").Iterator()
+		for it.Next(ctx) {
+			if t, ok := s.keys.TopicOf(it.Val(), "events"); ok && hub.ValidateTopic(t) == nil {
+				mu.Lock()
+				names = append(names, t)
+				enough := len(names) > limit*4
+				mu.Unlock()
+				if enough {
+					return errEnough
+				}
+			}
+		}
+		return it.Err()
+	}
+	switch c := s.rdb.(type) {
+	case *redis.Client:
+		err = scan(ctx, c)
+	case *redis.ClusterClient:
+		err = c.ForEachMaster(ctx, scan)
+	default:
+		return nil, false, fmt.Errorf("list topics: unsupported client %T", s.rdb)
+	}
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, false, fmt.Errorf("list topics: %w", err)
+	}
+	truncated = errors.Is(err, errEnough)
+	topics, err = s.describe(ctx, names)
+	if err != nil {
+		return nil, false, err
+	}
+	slices.SortFunc(topics, func(a, b TopicInfo) int {
+		if c := b.LastActivity.Compare(a.LastActivity); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if len(topics) > limit {
+		topics, truncated = topics[:limit], true
+	}
+	return topics, truncated, nil
+}
+
+var errEnough = errors.New("enough topics")
+
+func (s *Store) describe(ctx context.Context, names []string) ([]TopicInfo, error) {
+	out := make([]TopicInfo, 0, len(names))
+	for chunk := range slices.Chunk(names, 200) {
+		pipe := s.rdb.Pipeline()
+		lens := make([]*redis.IntCmd, len(chunk))
+		lasts := make([]*redis.XMessageSliceCmd, len(chunk))
+		for i, t := range chunk {
+			lens[i] = pipe.XLen(ctx, s.keys.Stream(t))
+			lasts[i] = pipe.XRevRangeN(ctx, s.keys.Stream(t), "+", "-", 1)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("describe topics: %w", err)
+		}
+		for i, t := range chunk {
+			info := TopicInfo{Name: t, Length: lens[i].Val()}
+			if m := lasts[i].Val(); len(m) == 1 {
+				info.LastID = m[0].ID
+				if id, err := hub.ParseID(m[0].ID); err == nil {
+					info.LastActivity = time.UnixMilli(int64(id.Ms)).UTC()
+				}
+			}
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}

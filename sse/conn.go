@@ -1,0 +1,205 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// CloseReason says why a stream ended; it labels hub_sse_connections_closed_total.
+type CloseReason string
+
+const (
+	CloseClientGone   CloseReason = "client_gone"   // the client went away
+	CloseSlow         CloseReason = "slow"          // its queue overflowed; it reconnects and replays
+	CloseShutdown     CloseReason = "shutdown"      // the hub is shutting down
+	CloseWriteError   CloseReason = "write_error"   // a write failed or missed its deadline
+	CloseTokenExpired CloseReason = "token_expired" // its credentials expired
+)
+
+// maxBatch bounds how many queued events one write carries.
+const maxBatch = 128
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// conn is one open stream. It is used by the handler's goroutine only.
+type conn struct {
+	h         *Handler
+	w         http.ResponseWriter
+	rc        *http.ResponseController
+	sub       *hub.Subscription
+	multi     bool
+	lastWrite time.Time
+	delivered int64
+	batch     []*hub.Event
+}
+
+func newConn(h *Handler, w http.ResponseWriter, sub *hub.Subscription) *conn {
+	return &conn{h: h, w: w, rc: http.NewResponseController(w), sub: sub, multi: len(sub.Topics()) > 1}
+}
+
+// serve streams until the stream ends and returns why. until is when the client's permission ends (zero: never).
+func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) CloseReason {
+	hdr := c.w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no")
+	hdr.Del("Content-Encoding")
+	c.w.WriteHeader(http.StatusOK)
+	if err := c.write(retryFrame(c.h.cfg.Retry)); err != nil {
+		return CloseWriteError
+	}
+	var expired <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		expired = t.C
+	}
+	if err := c.sub.Start(ctx, from, c); err != nil {
+		return c.reason(ctx, err)
+	}
+	hb := c.h.cfg.Heartbeat
+	timer := time.NewTimer(hb)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return CloseClientGone
+		case <-c.sub.Done():
+			return c.reason(ctx, nil)
+		case <-expired:
+			_ = c.write([]byte("event: auth-expired\ndata: {\"reason\":\"token expired\"}\n\n"))
+			return CloseTokenExpired
+		case ev := <-c.sub.Events():
+			if err := c.live(ev); err != nil {
+				return CloseWriteError
+			}
+		case <-timer.C:
+			if idle := time.Since(c.lastWrite); idle < hb {
+				timer.Reset(hb - idle) // something was written meanwhile: the stream is not silent yet
+				continue
+			}
+			if err := c.Idle(); err != nil {
+				return CloseWriteError
+			}
+			timer.Reset(hb)
+		}
+	}
+}
+
+// reason maps how a stream ended to its close reason; on shutdown the client gets a fresh jittered retry hint, so a
+// whole hub's clients do not reconnect to the next replica at the same moment.
+func (c *conn) reason(ctx context.Context, err error) CloseReason {
+	if ctx.Err() != nil {
+		return CloseClientGone
+	}
+	var ended *hub.EndedError
+	if err != nil && !errors.As(err, &ended) {
+		return CloseWriteError
+	}
+	switch c.sub.Reason() {
+	case hub.ReasonSlow:
+		return CloseSlow
+	case hub.ReasonShutdown:
+		_ = c.write(retryFrame(c.h.cfg.Retry))
+		return CloseShutdown
+	}
+	return CloseClientGone
+}
+
+func retryFrame(base time.Duration) []byte {
+	return []byte("retry: " + strconv.FormatInt(jitter(base).Milliseconds(), 10) + "\n\n")
+}
+
+// live takes ev and whatever else is queued, and writes them with one write and one flush.
+func (c *conn) live(ev *hub.Event) error {
+	c.batch = append(c.batch[:0], ev)
+	for len(c.batch) < maxBatch {
+		select {
+		case ev := <-c.sub.Events():
+			c.batch = append(c.batch, ev)
+			continue
+		default:
+		}
+		break
+	}
+	kept := c.batch[:0]
+	for _, ev := range c.batch {
+		if c.sub.Accept(ev) {
+			kept = append(kept, ev)
+		}
+	}
+	err := c.send(kept, true)
+	clear(c.batch) // do not keep events alive while idle
+	return err
+}
+
+// Deliver implements hub.Sink: it writes replayed events.
+func (c *conn) Deliver(batch []*hub.Event) error { return c.send(batch, false) }
+
+// Idle implements hub.Sink: it writes a heartbeat when the stream has been silent long enough.
+func (c *conn) Idle() error {
+	if time.Since(c.lastWrite) < c.h.cfg.Heartbeat {
+		return nil
+	}
+	c.h.cfg.Metrics.heartbeats.Inc()
+	return c.write(heartbeat)
+}
+
+func (c *conn) send(batch []*hub.Event, live bool) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	bp := bufPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	for _, ev := range batch {
+		wire := ev.Wire(Encode)
+		if c.multi && ev.Stored() {
+			b = append(b, "id: "...)
+			b = appendCursor(b, c.sub, ev)
+			b = append(b, '\n')
+			wire = wire[idLineLen(ev):]
+		}
+		b = append(b, wire...)
+	}
+	err := c.write(b)
+	if cap(b) <= 256<<10 { // a huge batch's buffer is left to the GC rather than kept in the pool
+		*bp = b[:0]
+		bufPool.Put(bp)
+	}
+	if err != nil {
+		return err
+	}
+	c.delivered += int64(len(batch))
+	m := c.h.cfg.Metrics
+	m.delivered.Add(float64(len(batch)))
+	if live {
+		now := time.Now().UnixMilli()
+		for _, ev := range batch {
+			if ev.Stored() {
+				m.latency.Observe(float64(now-int64(ev.ID.Ms)) / 1000)
+			}
+		}
+	}
+	return nil
+}
+
+// write sends b and flushes it within the write timeout, which is set per write (the server-wide WriteTimeout
+// would cut every long-lived stream).
+func (c *conn) write(b []byte) error {
+	now := time.Now()
+	_ = c.rc.SetWriteDeadline(now.Add(c.h.cfg.WriteTimeout))
+	if _, err := c.w.Write(b); err != nil {
+		return err
+	}
+	if err := c.rc.Flush(); err != nil {
+		return err
+	}
+	c.lastWrite = now
+	return nil
+}

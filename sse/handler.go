@@ -1,0 +1,170 @@
+package sse
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// Config tunes a Handler. Zero values mean the documented defaults.
+type Config struct {
+	Heartbeat      time.Duration // a silent stream gets a :heartbeat comment this often (default 15s)
+	Retry          time.Duration // the reconnect delay hinted to browsers, jittered ±50% per connection (default 3s)
+	WriteTimeout   time.Duration // each write must finish within this, or the client is dropped (default 10s)
+	MaxTopics      int           // topics per connection (default 32)
+	MaxCursorBytes int           // Last-Event-ID length (default 8 KiB)
+	MaxHistory     int           // history=N is capped here (default 1000)
+	Logger         zerolog.Logger
+	Metrics        *Metrics
+	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end). An error that
+	// has a Status() int method is answered with that status, any other with 403.
+	Authorize func(r *http.Request, topics []string) (until time.Time, err error)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = 15 * time.Second
+	}
+	if c.Retry <= 0 {
+		c.Retry = 3 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.MaxTopics <= 0 {
+		c.MaxTopics = 32
+	}
+	if c.MaxCursorBytes <= 0 {
+		c.MaxCursorBytes = 8 << 10
+	}
+	if c.MaxHistory <= 0 {
+		c.MaxHistory = 1000
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	return c
+}
+
+// Handler serves GET /events: it validates the request, subscribes to the hub and streams frames until the client
+// leaves, is evicted, or the hub shuts down. It keeps no registry of its own.
+type Handler struct {
+	hub *hub.Hub
+	cfg Config
+}
+
+// New returns the /events handler for h.
+func New(h *hub.Hub, cfg Config) *Handler {
+	return &Handler{hub: h, cfg: cfg.withDefaults()}
+}
+
+// request is a validated /events request.
+type request struct {
+	topics []string
+	from   []hub.From
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req, status, err := h.parse(r)
+	if err != nil {
+		h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
+		writeError(w, status, err.Error())
+		return
+	}
+	var until time.Time
+	if h.cfg.Authorize != nil {
+		if until, err = h.cfg.Authorize(r, req.topics); err != nil {
+			status := http.StatusForbidden
+			var se interface{ Status() int }
+			if errors.As(err, &se) {
+				status = se.Status()
+			}
+			h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
+			writeError(w, status, err.Error())
+			return
+		}
+	}
+	sub, err := h.hub.Subscribe(req.topics)
+	if err != nil {
+		h.cfg.Metrics.rejected.WithLabelValues("503").Inc()
+		writeError(w, http.StatusServiceUnavailable, "the hub is shutting down; reconnect to another replica")
+		return
+	}
+	defer sub.Close()
+	c := newConn(h, w, sub)
+	start := time.Now()
+	h.cfg.Metrics.opened.Inc()
+	h.cfg.Metrics.active.Inc()
+	reason := c.serve(r.Context(), req.from, until)
+	h.cfg.Metrics.active.Dec()
+	h.cfg.Metrics.closed.WithLabelValues(string(reason)).Inc()
+	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Str("reason", string(reason)).
+		Dur("duration", time.Since(start)).Int64("events", c.delivered).Msg("stream closed")
+}
+
+func (h *Handler) parse(r *http.Request) (*request, int, error) {
+	if r.Method != http.MethodGet {
+		return nil, http.StatusMethodNotAllowed, errors.New("use GET")
+	}
+	q := r.URL.Query()
+	topics := q["topic"]
+	if len(topics) == 0 {
+		return nil, http.StatusBadRequest, errors.New("missing topic: /events?topic=T[&topic=U...]")
+	}
+	if len(topics) > h.cfg.MaxTopics {
+		return nil, http.StatusBadRequest, errors.New("too many topics: " + strconv.Itoa(len(topics)) + ", at most " + strconv.Itoa(h.cfg.MaxTopics))
+	}
+	seen := make(map[string]bool, len(topics))
+	uniq := topics[:0:0]
+	for _, t := range topics {
+		if err := hub.ValidateTopic(t); err != nil {
+			return nil, http.StatusBadRequest, err
+		}
+		if !seen[t] {
+			seen[t] = true
+			uniq = append(uniq, t)
+		}
+	}
+	raw := r.Header.Get("Last-Event-ID") // EventSource resends the first URL on reconnect, so the header wins
+	if raw == "" {
+		raw = q.Get("last_event_id")
+	}
+	if len(raw) > h.cfg.MaxCursorBytes {
+		return nil, http.StatusBadRequest, errors.New(ErrBadCursor.Error() + ": longer than " + strconv.Itoa(h.cfg.MaxCursorBytes) + " bytes")
+	}
+	from, err := ParseCursor(uniq, raw)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	if v := q.Get("history"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, http.StatusBadRequest, errors.New("history must be a whole number of events")
+		}
+		for i := range from {
+			from[i].History = min(n, h.cfg.MaxHistory)
+		}
+	}
+	return &request{topics: uniq, from: from}, 0, nil
+}
+
+// writeError answers with the contract's JSON error body.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// jitter spreads d over [d/2, 3d/2), so clients dropped together do not come back together.
+func jitter(d time.Duration) time.Duration {
+	return d/2 + rand.N(d)
+}

@@ -1,0 +1,50 @@
+package sse
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the stream figures. NewMetrics(nil) gives working but unregistered metrics.
+type Metrics struct {
+	active     prometheus.Gauge
+	opened     prometheus.Counter
+	closed     *prometheus.CounterVec
+	rejected   *prometheus.CounterVec
+	heartbeats prometheus.Counter
+	delivered  prometheus.Counter
+	latency    prometheus.Histogram
+}
+
+// NewMetrics creates the stream metrics and registers them with reg when it is not nil.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		active: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hub_sse_connections_active", Help: "Open SSE streams.",
+		}),
+		opened: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_sse_connections_opened_total", Help: "SSE streams opened.",
+		}),
+		closed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_sse_connections_closed_total", Help: "SSE streams closed, by reason (client_gone, slow, shutdown, write_error, token_expired).",
+		}, []string{"reason"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_sse_requests_rejected_total", Help: "/events requests refused before streaming, by HTTP status.",
+		}, []string{"status"}),
+		heartbeats: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_sse_heartbeats_total", Help: "Heartbeat comments written to silent streams.",
+		}),
+		delivered: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_events_delivered_total", Help: "Events written to SSE clients (one per client per event).",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "hub_delivery_latency_seconds",
+			Help:    "From publish (the stream id's Redis time) to the write to a client, for live events.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}),
+	}
+	for _, r := range []CloseReason{CloseClientGone, CloseSlow, CloseShutdown, CloseWriteError, CloseTokenExpired} {
+		m.closed.WithLabelValues(string(r))
+	}
+	if reg != nil {
+		reg.MustRegister(m.active, m.opened, m.closed, m.rejected, m.heartbeats, m.delivered, m.latency)
+	}
+	return m
+}
