@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/pubsub"
+)
+
+// api holds what the JSON routes need.
+type api struct {
+	cfg       Config
+	rdb       redis.UniversalClient
+	pub       *pubsub.Publisher
+	store     *pubsub.Store
+	sub       *pubsub.Subscriber
+	reg       *prometheus.Registry
+	log       zerolog.Logger
+	events    http.Handler
+	published *prometheus.CounterVec
+}
+
+func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, invalid, too_large, unavailable).",
+	}, []string{"outcome"})
+	reg.MustRegister(c)
+	return c
+}
+
+type publishBody struct {
+	Topic string          `json:"topic"`
+	Type  string          `json:"type"`
+	Data  json.RawMessage `json:"data"`
+}
+
+// publish is POST /publish: the same validation and script as every other publisher.
+func (a *api) publish(c echo.Context) error {
+	r := c.Request()
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, int64(a.cfg.Limits.MaxBodyBytes)))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		a.published.WithLabelValues("too_large").Inc()
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
+	}
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "read body: "+err.Error())
+	}
+	var in publishBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || dec.More() {
+		a.published.WithLabelValues("invalid").Inc()
+		return echo.NewHTTPError(http.StatusBadRequest, `body must be one JSON object {"topic","type","data"}: `+decodeError(err))
+	}
+	if in.Data == nil {
+		a.published.WithLabelValues("invalid").Inc()
+		return echo.NewHTTPError(http.StatusBadRequest, "missing data")
+	}
+	id, err := a.pub.Publish(r.Context(), in.Topic, in.Type, in.Data)
+	switch {
+	case err == nil:
+		a.published.WithLabelValues("ok").Inc()
+		return c.JSON(http.StatusAccepted, map[string]string{"id": id})
+	case errors.Is(err, pubsub.ErrTooLarge):
+		a.published.WithLabelValues("too_large").Inc()
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
+	case errors.Is(err, pubsub.ErrInvalid), errors.Is(err, hub.ErrBadTopic), errors.Is(err, hub.ErrBadType):
+		a.published.WithLabelValues("invalid").Inc()
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	default:
+		a.published.WithLabelValues("unavailable").Inc()
+		a.log.Warn().Err(err).Str("topic", in.Topic).Msg("publish failed")
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unavailable: "+err.Error())
+	}
+}
+
+func decodeError(err error) string {
+	if err == nil {
+		return "trailing data after the object"
+	}
+	return err.Error()
+}
+
+// topics is GET /topics: topics that have a stream, most recently active first, bounded.
+func (a *api) topics(c echo.Context) error {
+	list, truncated, err := a.store.Topics(c.Request().Context(), a.cfg.Limits.MaxTopicsListed)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
+	}
+	if list == nil {
+		list = []pubsub.TopicInfo{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"topics": list, "truncated": truncated})
+}
+
+// envelopeJSON is an event as the history endpoint and the live channel show it.
+type envelopeJSON struct {
+	ID   string          `json:"id"`
+	Prev string          `json:"prev"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// history is GET /topics/{topic}/history?after=ID&limit=N.
+func (a *api) history(c echo.Context) error {
+	topic := c.Param("topic")
+	if err := hub.ValidateTopic(topic); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	after := hub.ID{}
+	if v := c.QueryParam("after"); v != "" {
+		id, err := hub.ParseID(v)
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, "after: "+err.Error())
+		}
+		after = id
+	}
+	limit := 100
+	if v := c.QueryParam("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > a.cfg.Limits.MaxHistoryQuery {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("limit must be 1..%d", a.cfg.Limits.MaxHistoryQuery))
+		}
+		limit = n
+	}
+	evs, err := a.store.Read(c.Request().Context(), topic, after, limit)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
+	}
+	out := make([]envelopeJSON, len(evs))
+	next := after.String()
+	for i, ev := range evs {
+		out[i] = envelopeJSON{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Data: ev.Data}
+		next = ev.IDText
+	}
+	return c.JSON(http.StatusOK, map[string]any{"topic": topic, "events": out, "next": next})
+}
+
+// snapshot is GET /topics/{topic}/snapshot: the console's first paint, consistent with its cursor.
+func (a *api) snapshot(c echo.Context) error {
+	topic := c.Param("topic")
+	if err := hub.ValidateTopic(topic); err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	snap, err := a.store.Snapshot(c.Request().Context(), topic)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
+	}
+	return c.JSON(http.StatusOK, snap)
+}
+
+func (a *api) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz is 200 only while Redis answers and the live subscription is up.
+func (a *api) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
+	defer cancel()
+	if err := a.rdb.Ping(ctx).Err(); err != nil {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unreachable: "+err.Error())
+	}
+	if !a.sub.Ready() {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis pub/sub subscription is down")
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the hub's configuration. Defaults in code < config.yaml < HUB_* variables < flags; config.yaml at the
+// repository root documents every key with its default.
+type Config struct {
+	Listen          string        `yaml:"listen"`
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	Redis           RedisConfig   `yaml:"redis"`
+	SSE             SSEConfig     `yaml:"sse"`
+	History         HistoryConfig `yaml:"history"`
+	Limits          LimitsConfig  `yaml:"limits"`
+	Log             LogConfig     `yaml:"log"`
+}
+
+type RedisConfig struct {
+	URL          string        `yaml:"url"`
+	EmbeddedAddr string        `yaml:"embedded_addr"`
+	Prefix       string        `yaml:"prefix"`
+	TailCheck    time.Duration `yaml:"tail_check"`
+}
+
+type SSEConfig struct {
+	Heartbeat    time.Duration `yaml:"heartbeat"`
+	ClientBuffer int           `yaml:"client_buffer"`
+	Retry        time.Duration `yaml:"retry"`
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+}
+
+type HistoryConfig struct {
+	MaxLen int64         `yaml:"max_len"`
+	MaxAge time.Duration `yaml:"max_age"`
+}
+
+type LimitsConfig struct {
+	MaxEventBytes      int `yaml:"max_event_bytes"`
+	MaxBodyBytes       int `yaml:"max_body_bytes"`
+	MaxTopicsPerStream int `yaml:"max_topics_per_stream"`
+	MaxReplay          int `yaml:"max_replay"`
+	MaxHistoryQuery    int `yaml:"max_history_query"`
+	MaxCursorBytes     int `yaml:"max_cursor_bytes"`
+	MaxHeaderBytes     int `yaml:"max_header_bytes"`
+	MaxTopicsListed    int `yaml:"max_topics_listed"`
+}
+
+type LogConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// defaultConfig is the configuration before any file, variable or flag.
+func defaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:8080",
+		ShutdownTimeout: 10 * time.Second,
+		Redis:           RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: "hub", TailCheck: 5 * time.Second},
+		SSE:             SSEConfig{Heartbeat: 15 * time.Second, ClientBuffer: 256, Retry: 3 * time.Second, WriteTimeout: 10 * time.Second},
+		History:         HistoryConfig{MaxLen: 10000},
+		Limits: LimitsConfig{
+			MaxEventBytes: 64 << 10, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: 32, MaxReplay: 10000,
+			MaxHistoryQuery: 1000, MaxCursorBytes: 8 << 10, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
+		},
+		Log: LogConfig{Level: "info", Format: "json"},
+	}
+}
+
+// loadFile decodes a YAML file over cfg; an unknown key is an error, so a typo never passes silently.
+func loadFile(cfg *Config, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	return nil
+}
+
+// applyEnv sets every key from its HUB_* variable (redis.url from HUB_REDIS_URL, sse.client_buffer from
+// HUB_SSE_CLIENT_BUFFER, ...) and reports every bad value at once.
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	var errs []error
+	walk(reflect.ValueOf(cfg).Elem(), "HUB", func(name string, v reflect.Value) {
+		raw := getenv(name)
+		if raw == "" {
+			return
+		}
+		if err := setValue(v, raw); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", name, raw, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// envNames lists every HUB_* variable the configuration reads.
+func envNames() []string {
+	var names []string
+	walk(reflect.ValueOf(&Config{}).Elem(), "HUB", func(name string, _ reflect.Value) { names = append(names, name) })
+	return names
+}
+
+func walk(v reflect.Value, prefix string, fn func(name string, v reflect.Value)) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name := prefix + "_" + strings.ToUpper(tag)
+		f := v.Field(i)
+		if f.Kind() == reflect.Struct {
+			walk(f, name, fn)
+			continue
+		}
+		fn(name, f)
+	}
+}
+
+func setValue(v reflect.Value, raw string) error {
+	switch {
+	case v.Type() == reflect.TypeOf(time.Duration(0)):
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(d))
+	case v.Kind() == reflect.String:
+		v.SetString(raw)
+	case v.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		v.SetBool(b)
+	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return errors.New("not a whole number")
+		}
+		v.SetInt(n)
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.String:
+		parts := strings.Split(raw, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		v.Set(reflect.ValueOf(parts))
+	default:
+		return fmt.Errorf("unsupported setting type %s", v.Type())
+	}
+	return nil
+}
+
+// validate reports every impossible value at once.
+func (c *Config) validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.Listen != "", "listen: empty")
+	check(c.ShutdownTimeout > 0, "shutdown_timeout: must be positive")
+	check(c.SSE.Heartbeat >= 10*time.Millisecond, "sse.heartbeat: %v is too short", c.SSE.Heartbeat)
+	check(c.SSE.ClientBuffer >= 1, "sse.client_buffer: must be at least 1")
+	check(c.SSE.Retry > 0, "sse.retry: must be positive")
+	check(c.SSE.WriteTimeout > 0, "sse.write_timeout: must be positive")
+	check(c.History.MaxLen >= 1, "history.max_len: must be at least 1")
+	check(c.History.MaxAge >= 0, "history.max_age: must not be negative")
+	check(c.Limits.MaxEventBytes >= 64, "limits.max_event_bytes: must be at least 64")
+	check(c.Limits.MaxBodyBytes >= c.Limits.MaxEventBytes, "limits.max_body_bytes: must be at least limits.max_event_bytes")
+	check(c.Limits.MaxTopicsPerStream >= 1, "limits.max_topics_per_stream: must be at least 1")
+	check(c.Limits.MaxReplay >= 1, "limits.max_replay: must be at least 1")
+	check(c.Limits.MaxHistoryQuery >= 1 && c.Limits.MaxHistoryQuery <= 1000, "limits.max_history_query: must be 1..1000")
+	check(c.Log.Format == "json" || c.Log.Format == "console", "log.format: %q is not json or console", c.Log.Format)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/pubsub"
+)
+
+// demoTopic is where the simulated agents publish.
+const demoTopic = "demo"
+
+var demoJobs = []struct {
+	title string
+	steps []string
+}{
+	{"Generate code for project %d", []string{"plan", "generate", "format", "test"}},
+	{"Compile service bundle %d", []string{"fetch", "compile", "link", "package"}},
+	{"Create schema for project %d", []string{"diff", "migrate", "verify"}},
+	{"Deploy CMS content %d", []string{"build", "upload", "invalidate", "smoke-test"}},
+}
+
+// runDemo runs a few simulated agents until ctx ends, so a newcomer sees the console move. Each agent runs one
+// workflow at a time through its steps, and now and then one fails.
+func runDemo(ctx context.Context, pub *pubsub.Publisher, rdb redis.UniversalClient, log zerolog.Logger) {
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() { demoAgent(ctx, pub, fmt.Sprintf("agent-%d", i+1), log) })
+	}
+	wg.Wait()
+}
+
+func demoAgent(ctx context.Context, pub *pubsub.Publisher, agent string, log zerolog.Logger) {
+	for n := 0; ctx.Err() == nil; n++ {
+		job := demoJobs[rand.IntN(len(demoJobs))]
+		wf := fmt.Sprintf("wf-%s-%04x", agent[len(agent)-1:], rand.IntN(0x10000))
+		p := demoProgress{Workflow: wf, Title: fmt.Sprintf(job.title, 40+rand.IntN(20)), Agent: agent, Status: "queued"}
+		if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, 500*time.Millisecond) {
+			return
+		}
+		total := 20 + rand.IntN(20) // ticks of about 1 s: workflows of 20-40 s
+		failAt := -1
+		if rand.IntN(6) == 0 {
+			failAt = rand.IntN(total)
+		}
+		p.Status = "running"
+		for t := 0; t <= total; t++ {
+			p.Step = job.steps[min(t*len(job.steps)/(total+1), len(job.steps)-1)]
+			p.Progress = float64(t) / float64(total)
+			p.ETA = total - t
+			p.Message = fmt.Sprintf("%s: %d%%", p.Step, int(p.Progress*100))
+			if t == failAt {
+				p.Status, p.Message = "failed", fmt.Sprintf("%s failed: exit status %d", p.Step, 1+rand.IntN(3))
+				break
+			}
+			if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, time.Duration(600+rand.IntN(800))*time.Millisecond) {
+				return
+			}
+		}
+		if p.Status != "failed" {
+			p.Status, p.Message, p.Progress, p.ETA = "succeeded", "done", 1, 0
+		}
+		if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, time.Duration(1+rand.IntN(3))*time.Second) {
+			return
+		}
+	}
+}
+
+type demoProgress struct {
+	Workflow string  `json:"workflow"`
+	Title    string  `json:"title"`
+	Step     string  `json:"step,omitempty"`
+	Progress float64 `json:"progress"`
+	Status   string  `json:"status"`
+	Message  string  `json:"message,omitempty"`
+	Agent    string  `json:"agent"`
+	ETA      int     `json:"eta_s,omitempty"`
+}
+
+func demoSend(ctx context.Context, pub *pubsub.Publisher, p demoProgress, log zerolog.Logger) bool {
+	data, _ := json.Marshal(p)
+	if _, err := pub.Publish(ctx, demoTopic, "progress", data); err != nil && ctx.Err() == nil {
+		log.Warn().Err(err).Msg("demo agent could not publish")
+	}
+	return ctx.Err() == nil
+}
+
+func demoSleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,70 @@
+// Command hub is the SyncVerse progress hub: agents publish workflow progress through Redis, operators watch it
+// live in a browser over Server-Sent Events. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "hub:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage marks a command line that could not be parsed; the usage was printed already.
+var errUsage = errors.New("usage")
+
+// run is the whole program, minus the process: tests call it with their own arguments, environment and streams.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	name, rest := "serve", args
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, rest = args[0], args[1:]
+	}
+	switch name {
+	case "serve":
+		return serve(ctx, rest, getenv, stdout, stderr)
+	case "publish":
+		return publishCommand(ctx, rest, getenv, stdin, stdout, stderr)
+	case "healthcheck":
+		return healthcheckCommand(ctx, rest, getenv, stdout, stderr)
+	case "dispatch-test":
+		return dispatchCommand(ctx, rest, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprintf(stderr, "hub: unknown command %q\n\n%s", name, usage)
+		return errUsage
+	}
+}
+
+const usage = `hub: the SyncVerse progress hub
+
+Usage:
+  hub [serve] [--config FILE] [--demo] [--listen ADDR]   run the hub (the default command)
+  hub publish --topic T [--type progress] [--data JSON]  publish one event through Redis (data from stdin if no --data)
+  hub dispatch-test [flags]                              verify the lease: one workflow per entity (see -h)
+  hub healthcheck [--url URL]                            exit 0 when the hub answers /healthz
+  hub help                                               this text
+
+Configuration: defaults < config.yaml (--config) < HUB_* variables < flags. See config.yaml.
+Run "hub COMMAND -h" for a command's flags.
+`

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/pubsub"
+	"github.com/syncverse/hub/sse"
+)
+
+// loadConfig builds the configuration from defaults, the --config file, HUB_* variables and flags, in that order.
+// fs may define more flags (a command's own); they are parsed too.
+func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, error) {
+	cfg := defaultConfig()
+	path := fs.String("config", getenv("HUB_CONFIG"), "YAML configuration `file` (unknown keys are errors)")
+	listen := fs.String("listen", "", "listen `address` (overrides listen)")
+	redisURL := fs.String("redis-url", "", "Redis `URL` (overrides redis.url; empty config = embedded server)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, errUsage
+	}
+	var errs []error
+	if *path != "" {
+		errs = append(errs, loadFile(&cfg, *path))
+	}
+	errs = append(errs, applyEnv(&cfg, getenv))
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *redisURL != "" {
+		cfg.Redis.URL = *redisURL
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.validate()
+}
+
+// serve runs the hub until ctx ends, then drains it: streams end first (so clients reconnect elsewhere), then the
+// HTTP server, the Redis subscriber and the Redis client. It returns only when every goroutine it started is gone.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	demo := fs.Bool("demo", false, "run simulated agents that publish workflows on topic demo")
+	cfg, err := loadConfig(fs, args, getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.Log, stderr)
+	rdb, closeRedis, err := openRedis(cfg.Redis, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	hm := hub.NewMetrics(reg)
+	sub := pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
+		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
+		Logger: log, Registerer: reg, HubMetrics: hm,
+	})
+	h := hub.New(sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
+	pub := pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
+		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
+	})
+	events := sse.New(h, sse.Config{
+		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
+		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
+		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(reg),
+	})
+	app := &api{cfg: cfg, rdb: rdb, pub: pub, store: sub.Store, sub: sub, reg: reg, log: log, events: events,
+		published: newPublishMetrics(reg)}
+	srv := &http.Server{
+		Handler:           routes(app),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    cfg.Limits.MaxHeaderBytes,
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	fmt.Fprintf(stdout, "hub listening on http://%s\n", ln.Addr())
+	log.Info().Str("addr", ln.Addr().String()).Str("redis", redactURL(cfg.Redis.URL)).Bool("demo", *demo).Msg("hub started")
+
+	bg, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	var wg sync.WaitGroup
+	errc := make(chan error, 3)
+	wg.Go(func() { errc <- sub.Run(bg, h) })
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			errc <- fmt.Errorf("http server: %w", err)
+		}
+	})
+	if *demo {
+		wg.Go(func() { runDemo(bg, pub, rdb, log) })
+	}
+
+	var failed error
+	select {
+	case <-ctx.Done():
+	case failed = <-errc:
+	}
+	log.Info().Msg("shutting down: ending streams")
+	h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+		failed = errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+	}
+	stopBG()
+	wg.Wait()
+	log.Info().Msg("hub stopped")
+	return failed
+}
+
+// openRedis connects to redis.url, or starts the embedded Redis-compatible server when it is empty.
+func openRedis(cfg RedisConfig, log zerolog.Logger) (redis.UniversalClient, func(), error) {
+	url := cfg.URL
+	var stopEmbedded func()
+	if url == "" {
+		addr, stop, err := startEmbedded(cfg.EmbeddedAddr)
+		if err != nil {
+			return nil, nil, err
+		}
+		log.Warn().Str("addr", addr).Msg("redis.url is empty: using the embedded Redis-compatible server (development only; nothing survives a restart)")
+		url, stopEmbedded = "redis://"+addr+"/0", stop
+	}
+	rdb, err := newRedisClient(url)
+	if err != nil {
+		if stopEmbedded != nil {
+			stopEmbedded()
+		}
+		return nil, nil, err
+	}
+	return rdb, func() {
+		_ = rdb.Close()
+		if stopEmbedded != nil {
+			stopEmbedded()
+		}
+	}, nil
+}
+
+// newRedisClient opens a client for a redis:// or rediss:// URL.
+func newRedisClient(url string) (redis.UniversalClient, error) {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis.url %s: %w", redactURL(url), err)
+	}
+	return redis.NewClient(opt), nil
+}
