@@ -1,0 +1,226 @@
+// The console's model: workflows, the event log and idempotency keys. Nothing here touches the DOM; the renderer reads
+// the dirty marks once per animation frame, so a burst of events costs one layout, not one per event.
+import { cmpId } from './ids.js';
+import { summarize } from './format.js';
+import { Locks } from './locks.js';
+
+export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+// Lower ranks sort first: what needs a human comes before what merely moves.
+const RANK = { failed: 0, stalled: 1, running: 2, queued: 3, unknown: 3, cancelled: 4, succeeded: 5 };
+
+export function workflowKey(topic, workflow) {
+  return `${topic}\u0000${workflow}`;
+}
+
+/** The status a card shows: a running workflow past stall_after is "stalled". */
+export function shownStatus(wf) {
+  if (wf.stalled) return 'stalled';
+  return STATUSES.includes(wf.status) ? wf.status : 'unknown';
+}
+
+const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+export function compareWorkflows(a, b) {
+  const ra = RANK[shownStatus(a)], rb = RANK[shownStatus(b)];
+  if (ra !== rb) return ra - rb;
+  // The newest failure is the one an operator is looking for; everything else keeps a stable, scannable order.
+  if (ra === 0 && a.changedAt !== b.changedAt) return b.changedAt - a.changedAt;
+  return collator.compare(a.topic, b.topic) || collator.compare(a.label, b.label);
+}
+
+/** A bounded set that forgets the oldest keys first. */
+class RecentSet {
+  constructor(limit) { this.limit = limit; this.set = new Set(); }
+  has(k) { return this.set.has(k); }
+  add(k) {
+    this.set.add(k);
+    if (this.set.size > this.limit) this.set.delete(this.set.values().next().value);
+  }
+}
+
+export class Store {
+  constructor({ stallAfterMs = 60000, logLimit = 1000 } = {}) {
+    this.stallAfterMs = stallAfterMs;
+    this.logLimit = logLimit;
+    /** @type {Map<string, object>} */
+    this.workflows = new Map();
+    this.locks = new Locks(this);
+    this.log = [];
+    this.logSeq = 0;
+    this.idem = new RecentSet(50000);
+    this.dirtyCards = new Set();
+    this.removedCards = new Set();
+    this.orderDirty = true;
+    this.newLog = [];
+    this.logReset = false;
+  }
+
+  /**
+   * Applies one event. Returns "duplicate" when its idempotency key was already applied, "applied" otherwise.
+   * @param {string} topic
+   * @param {{id?:string, type:string, data:any}} env
+   * @param {{time:number, source:'live'|'replay'|'snapshot'|'ephemeral'}} meta time is on the browser's clock
+   */
+  apply(topic, env, meta) {
+    const data = env.data;
+    const obj = data !== null && typeof data === 'object' && !Array.isArray(data) ? data : null;
+    const workflow = obj && (typeof obj.workflow === 'string' || typeof obj.workflow === 'number')
+      ? String(obj.workflow) : '';
+    if (obj && obj.idempotency_key != null) {
+      // Publishing is at-least-once: an agent that retries sends the same key again, possibly with a new stream id.
+      const k = `${topic}\u0000${workflow}\u0000${obj.idempotency_key}`;
+      if (this.idem.has(k)) return 'duplicate';
+      this.idem.add(k);
+    }
+    if (meta.source !== 'snapshot') {
+      this.addLog({
+        id: env.id || '', topic, type: env.type, workflow, time: meta.time, source: meta.source,
+        text: summarize(env.type, data), level: levelOf(env.type, obj),
+      });
+    }
+    if (env.type === 'progress' && workflow) this.applyProgress(topic, workflow, obj, env.id, meta.time, meta.source);
+    else if (env.type === 'lock' && obj) this.locks.apply(topic, obj, env.id, meta.time);
+    else if (workflow) this.touch(topic, workflow, meta.time);
+    return 'applied';
+  }
+
+  applyProgress(topic, workflow, d, id, time, source) {
+    const key = workflowKey(topic, workflow);
+    let wf = this.workflows.get(key);
+    if (!wf) {
+      wf = {
+        key, topic, workflow, label: workflow, title: '', step: '', progress: NaN, status: 'running',
+        message: '', agent: '', etaAt: NaN, firstAt: time, lastAt: time, endedAt: NaN, changedAt: time,
+        lastId: '', stalled: false, events: 0, leaseAlarm: '',
+        // A snapshot holds a workflow's latest event only, so its start (and elapsed time) is unknown.
+        startKnown: source !== 'snapshot',
+      };
+      this.workflows.set(key, wf);
+      this.orderDirty = true;
+    } else if (id && wf.lastId && cmpId(id, wf.lastId) <= 0) {
+      return; // Older than what the card shows already (a snapshot overtook it); the log still has it.
+    }
+    const before = shownStatus(wf);
+    if (d.title != null) { wf.title = String(d.title); wf.label = wf.title || workflow; }
+    if (d.step != null) wf.step = String(d.step);
+    if (d.progress != null && Number.isFinite(Number(d.progress))) wf.progress = Math.min(1, Math.max(0, Number(d.progress)));
+    if (d.message != null) wf.message = String(d.message);
+    if (d.agent != null) wf.agent = String(d.agent);
+    if (d.eta_s != null) wf.etaAt = Number.isFinite(Number(d.eta_s)) ? time + Number(d.eta_s) * 1000 : NaN;
+    const started = Date.parse(d.started_at);
+    if (Number.isFinite(started)) { wf.firstAt = started; wf.startKnown = true; }
+    if (d.status != null) {
+      const status = String(d.status);
+      if (TERMINAL.has(status) && !TERMINAL.has(wf.status)) wf.endedAt = time;
+      if (!TERMINAL.has(status)) wf.endedAt = NaN;
+      // Time spent queued is not work: elapsed starts when the workflow leaves the queue.
+      if (wf.status === 'queued' && status !== 'queued' && !Number.isFinite(started)) wf.firstAt = time;
+      wf.status = status;
+    }
+    if (TERMINAL.has(wf.status)) wf.etaAt = NaN;
+    wf.lastAt = Math.max(wf.lastAt, time);
+    if (id) wf.lastId = id;
+    wf.events++;
+    wf.stalled = this.isStalled(wf, Date.now());
+    if (shownStatus(wf) !== before) { wf.changedAt = time; this.orderDirty = true; }
+    this.dirtyCards.add(key);
+  }
+
+  /** Any event naming a known workflow proves it is alive, even when it is not a progress event. */
+  touch(topic, workflow, time) {
+    const wf = this.workflows.get(workflowKey(topic, workflow));
+    if (!wf || time <= wf.lastAt) return;
+    wf.lastAt = time;
+    this.refreshStall(wf, Date.now());
+  }
+
+  isStalled(wf, now) {
+    return wf.status === 'running' && now - wf.lastAt > this.stallAfterMs;
+  }
+
+  refreshStall(wf, now) {
+    const stalled = this.isStalled(wf, now);
+    if (stalled === wf.stalled) return;
+    wf.stalled = stalled;
+    wf.changedAt = now;
+    this.orderDirty = true;
+    this.dirtyCards.add(wf.key);
+  }
+
+  /** Re-evaluates time-based state; called about once a second. */
+  tick(now) {
+    for (const wf of this.workflows.values()) this.refreshStall(wf, now);
+    this.locks.tick(now);
+  }
+
+  setStallAfter(ms) {
+    this.stallAfterMs = ms;
+    this.tick(Date.now());
+  }
+
+  /** Forgets a topic's workflows and locks before its snapshot is applied again. */
+  clearTopic(topic) {
+    for (const [key, wf] of this.workflows) {
+      if (wf.topic !== topic) continue;
+      this.workflows.delete(key);
+      this.dirtyCards.delete(key);
+      this.removedCards.add(key);
+      this.orderDirty = true;
+    }
+    this.locks.clearTopic(topic);
+  }
+
+  addLog(entry) {
+    entry.n = ++this.logSeq;
+    this.log.push(entry);
+    this.newLog.push(entry);
+    // Trimming in chunks keeps the array shift off the per-event path at 100 events/s.
+    if (this.log.length > this.logLimit * 1.25) this.log.splice(0, this.log.length - this.logLimit);
+    if (this.newLog.length > this.logLimit) this.newLog.splice(0, this.newLog.length - this.logLimit);
+  }
+
+  /** A line of the console's own (connection changes, resets); it has no event id. */
+  note(text, level = 'info', topic = '') {
+    this.addLog({ id: '', topic, type: 'console', workflow: '', time: Date.now(), source: 'console', text, level });
+  }
+
+  logTail() {
+    return this.log.length > this.logLimit ? this.log.slice(-this.logLimit) : this.log;
+  }
+
+  /** Counts per shown status, for the summary bar. */
+  summary() {
+    const c = { total: 0, failed: 0, stalled: 0, running: 0, queued: 0, succeeded: 0, cancelled: 0, unknown: 0 };
+    for (const wf of this.workflows.values()) { c.total++; c[shownStatus(wf)]++; }
+    return c;
+  }
+
+  /** A running workflow matching a lock, by the lock's workflow field or by its holder being the agent. */
+  findWorkflow(topic, workflow, holder) {
+    if (workflow) {
+      const wf = this.workflows.get(workflowKey(topic, workflow));
+      if (wf) return wf;
+      for (const w of this.workflows.values()) if (w.workflow === workflow) return w;
+      return null;
+    }
+    if (!holder) return null;
+    for (const w of this.workflows.values()) {
+      if (w.topic === topic && w.agent === holder && w.status === 'running') return w;
+    }
+    return null;
+  }
+}
+
+function levelOf(type, d) {
+  if (type === 'progress') {
+    if (d?.status === 'failed') return 'error';
+    if (d?.status === 'cancelled') return 'warn';
+    return 'info';
+  }
+  if (type === 'lock') return d?.state === 'lost' || d?.state === 'expired' ? 'error' : 'info';
+  if (type === 'error' || d?.level === 'error') return 'error';
+  if (type === 'warn' || type === 'warning' || d?.level === 'warn' || d?.level === 'warning') return 'warn';
+  return 'info';
+}
