@@ -136,7 +136,9 @@ func (h *Hub) remove(s *Subscription) {
 // evicted (or, while it is still replaying, told to read the stream again). Events of one topic must be broadcast in
 // stream order, from one goroutine at a time per topic.
 func (h *Hub) Broadcast(ev *Event) {
-	h.cfg.Metrics.received[ev.Source].Inc()
+	if c := h.cfg.Metrics.received[ev.Source]; c != nil { // resets are not received events
+		c.Inc()
+	}
 	h.mu.RLock()
 	t := h.topics[ev.Topic]
 	h.mu.RUnlock()

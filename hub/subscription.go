@@ -35,6 +35,7 @@ type Subscription struct {
 	endOnce sync.Once
 	done    chan struct{}
 	reason  atomic.Pointer[Reason]
+	onEnd   atomic.Pointer[func()]
 }
 
 type position struct {
@@ -84,9 +85,16 @@ func (s *Subscription) end(r Reason) {
 			s.hub.cfg.Metrics.evicted.WithLabelValues(string(r)).Inc()
 		}
 		close(s.done)
+		if f := s.onEnd.Load(); f != nil {
+			(*f)()
+		}
 		s.hub.remove(s)
 	})
 }
+
+// OnEnd registers f to run once when the subscription ends, on the goroutine that ends it (often Broadcast's), so f
+// must not block. A consumer blocked in a write uses it to cut that write short.
+func (s *Subscription) OnEnd(f func()) { s.onEnd.Store(&f) }
 
 // Close ends the subscription (if it has not ended already) and unregisters it. It is idempotent.
 func (s *Subscription) Close() { s.end(ReasonClosed) }

@@ -102,11 +102,9 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 			id = ev.IDText
 		}
 		s.drop(f.topic, id, reason)
-		if ev == nil || !f.known || ev.Prev != f.last {
-			f.repair = f.known // the next repair reads past it, dropping it again
-			return
-		}
-		f.last = ev.ID // skip it, so the next envelope's prev still matches
+		// The envelope's own id and prev cannot be trusted; the stream can. A repair reads past the entry (dropping
+		// it again if it is stored) without ever taking the envelope's word for where the stream is.
+		f.repair = f.known
 		return
 	}
 	if !f.known { // the baseline read failed; the envelope itself tells where the stream was

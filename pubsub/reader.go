@@ -17,6 +17,9 @@ func (s *Subscriber) receive(ctx context.Context) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		ps := s.pubsub()
+		if !s.up.Load() {
+			_ = ps.Ping(ctx) // (re)connects now, and its pong tells that the connection is up
+		}
 		msg, err := ps.ReceiveTimeout(ctx, s.cfg.PingEvery)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, redis.ErrClosed) && ctx.Err() != nil {

@@ -40,7 +40,10 @@ type conn struct {
 }
 
 func newConn(h *Handler, w http.ResponseWriter, sub *hub.Subscription) *conn {
-	return &conn{h: h, w: w, rc: http.NewResponseController(w), sub: sub, multi: len(sub.Topics()) > 1}
+	c := &conn{h: h, w: w, rc: http.NewResponseController(w), sub: sub, multi: len(sub.Topics()) > 1}
+	// An evicted client is usually stuck in a write to a full socket: end that write now rather than at its deadline.
+	sub.OnEnd(func() { _ = c.rc.SetWriteDeadline(time.Now()) })
+	return c
 }
 
 // serve streams until the stream ends and returns why. until is when the client's permission ends (zero: never).
@@ -77,7 +80,7 @@ func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) Clos
 			return CloseTokenExpired
 		case ev := <-c.sub.Events():
 			if err := c.live(ev); err != nil {
-				return CloseWriteError
+				return c.reason(ctx, err)
 			}
 		case <-timer.C:
 			if idle := time.Since(c.lastWrite); idle < hb {
@@ -85,29 +88,27 @@ func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) Clos
 				continue
 			}
 			if err := c.Idle(); err != nil {
-				return CloseWriteError
+				return c.reason(ctx, err)
 			}
 			timer.Reset(hb)
 		}
 	}
 }
 
-// reason maps how a stream ended to its close reason; on shutdown the client gets a fresh jittered retry hint, so a
-// whole hub's clients do not reconnect to the next replica at the same moment.
+// reason maps how a stream ended to its close reason. The subscription's own end comes first: an evicted client's
+// last write fails and net/http then cancels the request context, but the cause was the eviction. On shutdown the
+// client gets a fresh jittered retry hint, so a whole hub's clients do not reconnect at the same moment.
 func (c *conn) reason(ctx context.Context, err error) CloseReason {
-	if ctx.Err() != nil {
-		return CloseClientGone
-	}
-	var ended *hub.EndedError
-	if err != nil && !errors.As(err, &ended) {
-		return CloseWriteError
-	}
 	switch c.sub.Reason() {
 	case hub.ReasonSlow:
 		return CloseSlow
 	case hub.ReasonShutdown:
-		_ = c.write(retryFrame(c.h.cfg.Retry))
+		_ = c.writeFinal(retryFrame(c.h.cfg.Retry))
 		return CloseShutdown
+	}
+	var ended *hub.EndedError
+	if ctx.Err() == nil && err != nil && !errors.As(err, &ended) {
+		return CloseWriteError
 	}
 	return CloseClientGone
 }
@@ -189,11 +190,31 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	return nil
 }
 
+// errEnded stops a write to a subscription that has ended.
+var errEnded = errors.New("subscription ended")
+
 // write sends b and flushes it within the write timeout, which is set per write (the server-wide WriteTimeout
-// would cut every long-lived stream).
+// would cut every long-lived stream). The subscription's end sets the deadline to now (OnEnd); checking Done after
+// setting ours means that one of the two always comes last, so an evicted client is never written to for long.
 func (c *conn) write(b []byte) error {
 	now := time.Now()
 	_ = c.rc.SetWriteDeadline(now.Add(c.h.cfg.WriteTimeout))
+	select {
+	case <-c.sub.Done():
+		return errEnded
+	default:
+	}
+	return c.flushOut(b, now)
+}
+
+// writeFinal writes the last frame of a stream that has ended, within a short deadline.
+func (c *conn) writeFinal(b []byte) error {
+	now := time.Now()
+	_ = c.rc.SetWriteDeadline(now.Add(min(c.h.cfg.WriteTimeout, time.Second)))
+	return c.flushOut(b, now)
+}
+
+func (c *conn) flushOut(b []byte, now time.Time) error {
 	if _, err := c.w.Write(b); err != nil {
 		return err
 	}

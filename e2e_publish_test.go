@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/pubsub"
+)
+
+// Every publishing path (Go Publisher, hub publish, the script through redis-cli, POST /publish) reaches a browser
+// with the id, type and data that were published.
+func TestPublishPathsReachSSEClient(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	c := openSSE(t, h.URL, topicQuery("paths"), "0-0")
+	if c.Status != http.StatusOK {
+		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
+	}
+	for k, want := range map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
+		if got := c.Header.Get(k); got != want {
+			t.Errorf("header %s = %q, want %q", k, got, want)
+		}
+	}
+	if enc := c.Header.Get("Content-Encoding"); enc != "" {
+		t.Errorf("Content-Encoding = %q, want none", enc)
+	}
+	first := c.next(2 * time.Second)
+	if ms, err := strconv.Atoi(first.Retry); err != nil || ms < 1500 || ms >= 4500 {
+		t.Errorf("first frame = %+v, want a retry hint in [1500, 4500) ms", first)
+	}
+
+	type sent struct{ id, typ, data string }
+	var want []sent
+	want = append(want, sent{h.publish("paths", "progress", `{"workflow":"go","progress":0.5}`), "progress", `{"workflow":"go","progress":0.5}`})
+
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"publish", "--topic", "paths", "--type", "build.log", "--data", `{"workflow":"cli"}`},
+		h.getenv, strings.NewReader(""), &out, &errb)
+	if err != nil {
+		t.Fatalf("hub publish: %v (%s)", err, errb.String())
+	}
+	want = append(want, sent{strings.TrimSpace(out.String()), "build.log", `{"workflow":"cli"}`})
+
+	out.Reset()
+	err = run(context.Background(), []string{"publish", "--topic", "paths"}, h.getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb)
+	if err != nil {
+		t.Fatalf("hub publish (stdin): %v (%s)", err, errb.String())
+	}
+	want = append(want, sent{strings.TrimSpace(out.String()), "progress", `{"workflow":"stdin"}`})
+
+	want = append(want, sent{evalScript(t, h, "paths", "progress", `{"workflow":"redis-cli"}`), "progress", `{"workflow":"redis-cli"}`})
+
+	resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"paths","type":"deploy","data":{"workflow":"http","n":[1,2]}}`))
+	if err != nil {
+		t.Fatalf("POST /publish: %v", err)
+	}
+	var body struct{ ID string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted || body.ID == "" {
+		t.Fatalf("POST /publish = %d id %q, want 202 with an id", resp.StatusCode, body.ID)
+	}
+	want = append(want, sent{body.ID, "deploy", `{"workflow":"http","n":[1,2]}`})
+
+	got := c.events(len(want), 5*time.Second)
+	for i, w := range want {
+		if got[i].ID != w.id || got[i].Event != w.typ || got[i].Data != w.data {
+			t.Errorf("event %d = id %q event %q data %q, want id %q event %q data %q", i, got[i].ID, got[i].Event, got[i].Data, w.id, w.typ, w.data)
+		}
+	}
+}
+
+// evalScript runs the publish script the way a non-Go agent would: redis-cli EVAL with the README's arguments. It
+// uses go-redis's EVAL with the same text when redis-cli is not installed.
+func evalScript(t *testing.T, h *testHub, topic, typ, data string) string {
+	t.Helper()
+	k := pubsub.Keys{Prefix: h.Prefix}
+	args := []string{"2", k.Stream(topic), k.State(topic), k.Channel(topic), typ, data, "10000", "65536", ""}
+	if path, err := exec.LookPath("redis-cli"); err == nil && h.Redis.Real() {
+		host, port, _ := strings.Cut(h.Redis.Addr, ":")
+		out, err := exec.Command(path, append([]string{"-h", host, "-p", port, "EVAL", pubsub.PublishScript}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli EVAL: %v: %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	t.Log("redis-cli not available: running the script through go-redis EVAL")
+	vals := make([]any, len(args)-3)
+	for i, a := range args[3:] {
+		vals[i] = a
+	}
+	id, err := h.RDB.Eval(context.Background(), pubsub.PublishScript, args[1:3], vals...).Text()
+	if err != nil {
+		t.Fatalf("EVAL publish script: %v", err)
+	}
+	return id
+}
+
+// A publish that breaks a rule is refused with a clear error, and nothing reaches Redis.
+func TestBadPublishesAreRefused(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024", "HUB_LIMITS_MAX_BODY_BYTES=2048")
+	big := `{"blob":"` + strings.Repeat("x", 1100) + `"}`
+	huge := `{"blob":"` + strings.Repeat("x", 3000) + `"}`
+	cases := []struct {
+		name, body string
+		status     int
+		errHas     string
+	}{
+		{"malformed body", `{"topic":"t","data":{nope}`, 400, "body must be one JSON object"},
+		{"missing data", `{"topic":"t"}`, 400, "missing data"},
+		{"unknown field", `{"topic":"t","data":1,"extra":true}`, 400, "unknown field"},
+		{"two objects", `{"topic":"t","data":1}{"topic":"t","data":2}`, 400, "trailing data"},
+		{"bad topic", `{"topic":"a b","data":1}`, 400, "invalid topic"},
+		{"reserved topic", `{"topic":"{x}","data":1}`, 400, "invalid topic"},
+		{"empty topic", `{"topic":"","data":1}`, 400, "invalid topic"},
+		{"bad type", `{"topic":"t","type":"Build Log","data":1}`, 400, "invalid event type"},
+		{"oversized event", `{"topic":"t","data":` + big + `}`, 413, "too large"},
+		{"oversized body", `{"topic":"t","data":` + huge + `}`, 413, "request body over 2048 bytes"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var e struct{ Error string }
+			_ = json.NewDecoder(resp.Body).Decode(&e)
+			if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.errHas) {
+				t.Errorf("POST /publish %s = %d %q, want %d with %q", tc.body[:min(40, len(tc.body))], resp.StatusCode, e.Error, tc.status, tc.errHas)
+			}
+		})
+	}
+	cli := []struct {
+		args   []string
+		errHas string
+	}{
+		{[]string{"--topic", "t", "--data", "{nope"}, "not one valid JSON value"},
+		{[]string{"--topic", "a b", "--data", "1"}, "invalid topic"},
+		{[]string{"--topic", "t", "--type", "Bad", "--data", "1"}, "invalid event type"},
+		{[]string{"--topic", "t", "--data", big}, "too large"},
+	}
+	for _, tc := range cli {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), append([]string{"publish"}, tc.args...), h.getenv, strings.NewReader(""), &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+			t.Errorf("hub publish %v = %v, want an error with %q", tc.args, err, tc.errHas)
+		}
+	}
+	var errb bytes.Buffer
+	if err := run(context.Background(), []string{"publish", "--data", "1"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &errb); err != errUsage {
+		t.Errorf("hub publish without --topic = %v, want the usage error (exit 2)", err)
+	}
+	n, err := h.RDB.Exists(context.Background(), h.StreamKey("t"), h.StreamKey("a b")).Result()
+	if err != nil || n != 0 {
+		t.Errorf("after refused publishes, %d streams exist (err %v), want 0", n, err)
+	}
+}
+
+// Garbage published straight onto a live channel is dropped and counted; the hub keeps serving.
+func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024")
+	c := openSSE(t, h.URL, topicQuery("g"), "0-0")
+	c.next(2 * time.Second) // retry
+	ctx := context.Background()
+	ch := pubsub.Keys{Prefix: h.Prefix}.Channel("g")
+	waitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
+	for _, msg := range []string{"not json{", `{"blob":"` + strings.Repeat("x", 1500) + `"}`, `{"id":"1-0","prev":"0-0","type":"Bad Type","data":{}}`} {
+		if err := h.RDB.Publish(ctx, ch, msg).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.RDB.Publish(ctx, ch, `{"note":"ephemeral"}`).Err(); err != nil {
+		t.Fatal(err)
+	}
+	id := h.publish("g", "progress", data(1))
+	got := c.events(2, 5*time.Second)
+	if got[0].HasID || got[0].Data != `{"note":"ephemeral"}` {
+		t.Errorf("first event = %+v, want the ephemeral event without id", got[0])
+	}
+	if got[1].ID != id || got[1].Data != data(1) {
+		t.Errorf("second event = %+v, want id %s data %s", got[1], id, data(1))
+	}
+	fams := scrape(t, h.URL)
+	for reason, want := range map[string]float64{"invalid_json": 1, "too_large": 1, "bad_type": 1} {
+		if v, _ := metricValue(fams, "hub_events_dropped_total", "reason="+reason); v != want {
+			t.Errorf("hub_events_dropped_total{reason=%q} = %v, want %v", reason, v, want)
+		}
+	}
+	if v, _ := metricValue(fams, "hub_events_received_total", "source=ephemeral"); v != 1 {
+		t.Errorf("hub_events_received_total{source=ephemeral} = %v, want 1", v)
+	}
+	if !strings.Contains(h.Logs(), "dropped event") {
+		t.Errorf("no log line about the dropped events; logs:\n%s", h.Logs())
+	}
+	_ = fmt.Sprint
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/pubsub"
+)
+
+// publishN publishes n events seq from..from+n-1 in pipelined batches and returns their ids in order.
+func publishN(t testing.TB, h *testHub, topic string, from, n int) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for start := from; start < from+n; start += 200 {
+		var batch []pubsub.Message
+		for i := start; i < min(start+200, from+n); i++ {
+			batch = append(batch, pubsub.Message{Topic: topic, Type: "progress", Data: []byte(data(i))})
+		}
+		got, errs := h.Pub.PublishBatch(context.Background(), batch)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("PublishBatch: event %d: %v", start+i, err)
+			}
+		}
+		ids = append(ids, got...)
+	}
+	return ids
+}
+
+// A client resuming after event 10 of 1,000 gets exactly 11..1000, then the events published during its replay,
+// each once and in order.
+func TestReplayThenLiveExactlyOnce(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	ids := publishN(t, h, "r", 1, 1000)
+	live := make(chan []string, 1)
+	go func() {
+		var more []string
+		for i := 1001; i <= 1200; i++ {
+			more = append(more, h.publish("r", "progress", data(i)))
+		}
+		live <- more
+	}()
+	c := openSSE(t, h.URL, topicQuery("r"), ids[9])
+	got := c.events(1190, 20*time.Second)
+	want := append(ids[10:], <-live...)
+	for i, f := range got {
+		if f.ID != want[i] || f.Data != data(11+i) {
+			t.Fatalf("event %d = id %s data %s, want id %s data %s", i, f.ID, f.Data, want[i], data(11+i))
+		}
+	}
+	select {
+	case f := <-c.frames:
+		if f.Comment == "" {
+			t.Fatalf("extra frame after the last event: %+v", f)
+		}
+	case <-time.After(200 * time.Millisecond):
+	}
+	if v, _ := metricValue(scrape(t, h.URL), "hub_replay_events"); v < 1 {
+		t.Errorf("hub_replay_events count = %v, want >= 1", v)
+	}
+}
+
+// The query parameter last_event_id resumes too, and the header wins over it (EventSource resends the first URL).
+func TestResumeFromQueryAndHeaderWins(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	ids := publishN(t, h, "q", 1, 5)
+	c := openSSE(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[1]}}, "")
+	if got := c.nextEvent(5 * time.Second); got.ID != ids[2] {
+		t.Errorf("resume from query %s: first event %s, want %s", ids[1], got.ID, ids[2])
+	}
+	c.Close()
+	c = openSSE(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[0]}}, ids[3])
+	if got := c.nextEvent(5 * time.Second); got.ID != ids[4] {
+		t.Errorf("header %s over query %s: first event %s, want %s", ids[3], ids[0], got.ID, ids[4])
+	}
+	c.Close()
+	c = openSSE(t, h.URL, url.Values{"topic": {"q"}, "history": {"2"}}, "")
+	got := c.events(2, 5*time.Second)
+	if got[0].ID != ids[3] || got[1].ID != ids[4] {
+		t.Errorf("history=2 replayed %s %s, want %s %s", got[0].ID, got[1].ID, ids[3], ids[4])
+	}
+}
+
+// Several topics on one connection: the id is a cursor whose first position is the event's own topic, and
+// resuming with it yields exactly what was missed in each topic.
+func TestMultiTopicCursorRoundTrip(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	c := openSSE(t, h.URL, topicQuery("ma", "mb"), "ma=0-0;mb=0-0")
+	a1 := h.publish("ma", "progress", data(1))
+	b1 := h.publish("mb", "progress", data(2))
+	a2 := h.publish("ma", "progress", data(3))
+	got := c.events(3, 5*time.Second)
+	wantIDs := []string{"ma=" + a1 + ";mb=0-0", "mb=" + b1 + ";ma=" + a1, "ma=" + a2 + ";mb=" + b1}
+	for i, f := range got {
+		if f.ID != wantIDs[i] {
+			t.Errorf("event %d id = %q, want %q", i, f.ID, wantIDs[i])
+		}
+	}
+	cursor := got[2].ID
+	c.Close()
+	b2 := h.publish("mb", "progress", data(4))
+	a3 := h.publish("ma", "progress", data(5))
+	b3 := h.publish("mb", "progress", data(6))
+	c = openSSE(t, h.URL, topicQuery("ma", "mb"), cursor)
+	got = c.events(3, 5*time.Second)
+	perTopic := map[string][]string{}
+	for _, f := range got {
+		first, _, _ := strings.Cut(f.ID, ";")
+		topic, id, _ := strings.Cut(first, "=")
+		perTopic[topic] = append(perTopic[topic], id)
+	}
+	if fmt.Sprint(perTopic["ma"]) != fmt.Sprint([]string{a3}) || fmt.Sprint(perTopic["mb"]) != fmt.Sprint([]string{b2, b3}) {
+		t.Errorf("resumed with %q: got %v, want ma:[%s] mb:[%s %s]", cursor, perTopic, a3, b2, b3)
+	}
+}
+
+// Requests the hub cannot serve get 400 and a JSON error before any streaming starts.
+func TestBadEventsRequestsGetJSONErrors(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	many := make([]string, 33)
+	for i := range many {
+		many[i] = fmt.Sprintf("t%d", i)
+	}
+	cases := []struct {
+		name   string
+		query  url.Values
+		header string
+		errHas string
+	}{
+		{"no topic", url.Values{}, "", "missing topic"},
+		{"space in topic", topicQuery("a b"), "", "invalid topic"},
+		{"reserved braces", topicQuery("{a}"), "", "invalid topic"},
+		{"pattern star", topicQuery("a*"), "", "invalid topic"},
+		{"empty topic", topicQuery(""), "", "invalid topic"},
+		{"newline in topic", topicQuery("a\nb"), "", "invalid topic"},
+		{"too long topic", topicQuery(strings.Repeat("x", 129)), "", "invalid topic"},
+		{"too many topics", topicQuery(many...), "", "too many topics"},
+		{"garbage Last-Event-ID", topicQuery("a"), "garbage", "invalid Last-Event-ID"},
+		{"three-part id", topicQuery("a"), "1-2-3", "invalid Last-Event-ID"},
+		{"negative id", topicQuery("a"), "-1-0", "invalid Last-Event-ID"},
+		{"bare id for two topics", topicQuery("a", "b"), "1-0", "invalid Last-Event-ID"},
+		{"cursor with bad id", topicQuery("a", "b"), "a=1-0;b=x", "invalid Last-Event-ID"},
+		{"cursor naming a topic twice", topicQuery("a", "b"), "a=1-0;a=2-0", "invalid Last-Event-ID"},
+		{"bad query cursor", url.Values{"topic": {"a"}, "last_event_id": {"nope"}}, "", "invalid Last-Event-ID"},
+		{"oversized cursor", topicQuery("a"), strings.Repeat("1", 9000), "invalid Last-Event-ID"},
+		{"negative history", url.Values{"topic": {"a"}, "history": {"-1"}}, "", "history"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := openSSE(t, h.URL, tc.query, tc.header)
+			var e struct{ Error string }
+			_ = json.Unmarshal([]byte(c.Body), &e)
+			if c.Status != http.StatusBadRequest || !strings.Contains(e.Error, tc.errHas) {
+				t.Errorf("GET /events?%s (Last-Event-ID %q) = %d %s, want 400 with %q", tc.query.Encode(), clipped(tc.header), c.Status, c.Body, tc.errHas)
+			}
+			if ct := c.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type = %q, want application/json", ct)
+			}
+		})
+	}
+	if v, _ := metricValue(scrape(t, h.URL), "hub_subscriptions"); v != 0 {
+		t.Errorf("hub_subscriptions = %v after refused requests, want 0", v)
+	}
+}
+
+func clipped(s string) string {
+	if len(s) > 20 {
+		return s[:20] + "…"
+	}
+	return s
+}
+
+// A position older than the stored history gets a reset naming the oldest event, then the rest in order; one newer
+// than anything stored (Redis lost data) gets a reset too. Nothing is skipped silently.
+func TestResetWhenHistoryTruncated(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	ids := publishN(t, h, "tr", 1, 50)
+	if err := h.RDB.XTrimMaxLen(context.Background(), h.StreamKey("tr"), 20).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := openSSE(t, h.URL, topicQuery("tr"), ids[4])
+	got := c.events(21, 5*time.Second)
+	wantReset := fmt.Sprintf(`{"topic":"tr","reason":"history-truncated","oldest":%q}`, ids[30])
+	if got[0].Event != "reset" || got[0].Data != wantReset || got[0].HasID {
+		t.Fatalf("first frame = %+v, want event reset without id, data %s", got[0], wantReset)
+	}
+	for i, f := range got[1:] {
+		if f.ID != ids[30+i] {
+			t.Fatalf("after reset, event %d = %s, want %s", i, f.ID, ids[30+i])
+		}
+	}
+	c.Close()
+
+	c = openSSE(t, h.URL, topicQuery("tr"), "99999999999999-0")
+	f := c.nextEvent(5 * time.Second)
+	if f.Event != "reset" || !strings.Contains(f.Data, `"reason":"history-lost"`) {
+		t.Fatalf("resume beyond the newest event: first event %+v, want a history-lost reset", f)
+	}
+	next := h.publish("tr", "progress", data(51))
+	if f := c.nextEvent(5 * time.Second); f.ID != next {
+		t.Errorf("after the reset, live event %s, want %s", f.ID, next)
+	}
+}

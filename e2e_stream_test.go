@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/pubsub"
+)
+
+// A quiet stream gets a :heartbeat comment every sse.heartbeat; a busy one gets none.
+func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_SSE_HEARTBEAT=300ms")
+	c := openSSE(t, h.URL, topicQuery("hb"), "0-0")
+	c.next(2 * time.Second) // retry
+	var beats []time.Time
+	start := time.Now()
+	for len(beats) < 2 {
+		f := c.next(2 * time.Second)
+		if f.Comment != "heartbeat" {
+			t.Fatalf("quiet stream sent %+v, want only :heartbeat", f)
+		}
+		beats = append(beats, time.Now())
+	}
+	if first, gap := beats[0].Sub(start), beats[1].Sub(beats[0]); first < 200*time.Millisecond || gap < 200*time.Millisecond {
+		t.Errorf("heartbeats after %v then %v, want about 300ms each", first, gap)
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(60 * time.Millisecond):
+				h.publish("hb", "progress", data(i))
+			}
+		}
+	})
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	events, heartbeats := 0, 0
+	for time.Now().Before(deadline) {
+		f := c.next(time.Second)
+		if f.Comment == "heartbeat" {
+			heartbeats++
+		} else if f.Event != "" {
+			events++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if heartbeats != 0 || events < 10 {
+		t.Errorf("busy stream: %d heartbeats and %d events in 1.5s, want 0 heartbeats and >= 10 events", heartbeats, events)
+	}
+}
+
+// One client that never reads is evicted as slow, while 100 others on the topic receive every event, in order.
+func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_SSE_CLIENT_BUFFER=64", "HUB_SSE_WRITE_TIMEOUT=60s")
+	const readers = 100
+	clients := make([]*idReader, readers)
+	for i := range clients {
+		clients[i] = openIDReader(t, h.URL+"/events?topic=slow&last_event_id=0-0")
+	}
+	stalled := openStalled(t, h.Addr, "/events?topic=slow&last_event_id=0-0")
+	defer stalled.Close()
+	waitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
+
+	payload := `{"workflow":"wf","pad":"` + strings.Repeat("x", 16<<10) + `","seq":%d}`
+	var ids []string
+	evicted := false
+	for n := 0; n < 3000 && !evicted; n += 10 {
+		for i := n; i < n+10; i++ {
+			ids = append(ids, h.publish("slow", "progress", fmt.Sprintf(payload, i)))
+		}
+		time.Sleep(20 * time.Millisecond) // pace the publisher like a real agent, so only the stalled client falls behind
+		v, _ := metricValue(scrape(t, h.URL), "hub_clients_evicted_total", "reason=slow")
+		evicted = v == 1
+	}
+	if !evicted {
+		t.Fatalf("the stalled client was not evicted after %d events of 16 KiB", len(ids))
+	}
+	t.Logf("the stalled client was evicted after %d events of 16 KiB", len(ids))
+	for i, c := range clients {
+		if got := c.waitIDs(len(ids), 20*time.Second); strings.Join(got, ",") != strings.Join(ids, ",") {
+			t.Fatalf("reader %d got %d ids, want the %d published, in order (first difference at %d)", i, len(got), len(ids), firstDiff(got, ids))
+		}
+	}
+	waitMetric(t, h.URL, 1, 5*time.Second, "hub_sse_connections_closed_total", "reason=slow")
+	if v, _ := metricValue(scrape(t, h.URL), "hub_sse_connections_active"); v != readers {
+		t.Errorf("hub_sse_connections_active = %v, want %d", v, readers)
+	}
+}
+
+// idReader records the ids of one stream and nothing else: cheap enough to run a hundred of them beside the hub.
+type idReader struct {
+	mu     sync.Mutex
+	ids    []string
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func openIDReader(t *testing.T, url string) *idReader {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		cancel()
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	r := &idReader{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer resp.Body.Close()
+		br := bufio.NewReaderSize(resp.Body, 4096)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				continue // the rest of a long data line
+			}
+			if err != nil {
+				return
+			}
+			if id, ok := strings.CutPrefix(string(line[:min(len(line), 64)]), "id: "); ok {
+				r.mu.Lock()
+				r.ids = append(r.ids, strings.TrimSuffix(id, "\n"))
+				r.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-r.done })
+	return r
+}
+
+// waitIDs waits until n ids arrived (or within passed) and returns them.
+func (r *idReader) waitIDs(n int, within time.Duration) []string {
+	deadline := time.Now().Add(within)
+	for {
+		r.mu.Lock()
+		got := append([]string(nil), r.ids...)
+		r.mu.Unlock()
+		if len(got) >= n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func firstDiff(a, b []string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// openStalled sends a GET and never reads the answer, with a tiny receive buffer, like a browser tab that froze.
+func openStalled(t *testing.T, addr, path string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// A live message that never arrives (stored, but published where nobody listens) is repaired from the stream: by
+// the next envelope's prev, and by the tail check when no envelope follows.
+func TestGapRepairDeliversLostMessages(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_REDIS_TAIL_CHECK=200ms")
+	c := openSSE(t, h.URL, topicQuery("gap"), "0-0")
+	c.next(2 * time.Second)
+	lost := publishElsewhere(t, h, "gap", data(1))
+	next := h.publish("gap", "progress", data(2))
+	got := c.events(2, 5*time.Second)
+	lastLost := publishElsewhere(t, h, "gap", data(3))
+	got = append(got, c.events(1, 5*time.Second)...)
+	for i, want := range []string{lost, next, lastLost} {
+		if got[i].ID != want || got[i].Data != data(i+1) {
+			t.Errorf("event %d = %s %s, want %s %s", i, got[i].ID, got[i].Data, want, data(i+1))
+		}
+	}
+	fams := scrape(t, h.URL)
+	if v, _ := metricValue(fams, "hub_redis_gap_repairs_total"); v < 2 {
+		t.Errorf("hub_redis_gap_repairs_total = %v, want >= 2", v)
+	}
+	if v, _ := metricValue(fams, "hub_events_received_total", "source=repair"); v != 3 {
+		t.Errorf("hub_events_received_total{source=repair} = %v, want 3 (the lost one, the one that revealed it, the lost last one)", v)
+	}
+}
+
+// publishElsewhere runs the publish script with a channel nobody subscribes to: the event is stored with the right
+// prev, but its live message is lost.
+func publishElsewhere(t *testing.T, h *testHub, topic, data string) string {
+	t.Helper()
+	k := pubsub.Keys{Prefix: h.Prefix}
+	id, err := h.RDB.Eval(context.Background(), pubsub.PublishScript, []string{k.Stream(topic), k.State(topic)},
+		"nowhere", "progress", data, 10000, 65536, "").Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Killing the hub's pub/sub connection loses the live messages published meanwhile; the resubscription repairs them.
+func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
+	rs := redistest.Start(t)
+	if !rs.Real() {
+		t.Skip("CLIENT KILL needs a real redis-server")
+	}
+	h := startHub(t, rs)
+	c := openSSE(t, h.URL, topicQuery("kill"), "0-0")
+	var ids []string
+	for i := 0; i < 300; i++ {
+		ids = append(ids, h.publish("kill", "progress", data(i)))
+		if i%50 == 25 {
+			if err := h.RDB.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := c.events(len(ids), 10*time.Second)
+	for i, f := range got {
+		if f.ID != ids[i] {
+			t.Fatalf("event %d = %s, want %s", i, f.ID, ids[i])
+		}
+	}
+	if v := waitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_resubscriptions_total"); v < 1 {
+		t.Errorf("hub_redis_resubscriptions_total = %v", v)
+	}
+}
+
+// While Redis is down, open streams stay open with heartbeats, /readyz says 503, publishing fails clearly; after
+// Redis comes back, events flow again.
+func TestRedisOutage(t *testing.T) {
+	rs := redistest.StartReal(t, redistest.Options{AppendOnly: true})
+	h := startHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
+	c := openSSE(t, h.URL, topicQuery("out"), "0-0")
+	c.next(2 * time.Second)
+	before := h.publish("out", "progress", data(1))
+	if f := c.nextEvent(5 * time.Second); f.ID != before {
+		t.Fatalf("before the outage got %s, want %s", f.ID, before)
+	}
+	rs.Kill()
+	waitStatus(t, h.URL+"/readyz", http.StatusServiceUnavailable, 5*time.Second)
+	for range 3 {
+		if f := c.next(2 * time.Second); f.Comment != "heartbeat" {
+			t.Fatalf("during the outage the stream sent %+v, want heartbeats", f)
+		}
+	}
+	resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"out","data":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "redis unavailable") {
+		t.Errorf("POST /publish during the outage = %d %s, want 503 redis unavailable", resp.StatusCode, body)
+	}
+	if err := rs.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, h.URL+"/readyz", http.StatusOK, 10*time.Second)
+	after := h.publish("out", "progress", data(2))
+	if f := c.nextEvent(5 * time.Second); f.ID != after {
+		t.Errorf("after the outage got %s, want %s", f.ID, after)
+	}
+}
+
+func waitStatus(t *testing.T, url string, want int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	got := 0
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			got = resp.StatusCode
+			body := readAll(resp)
+			if got == want {
+				if want != http.StatusOK && !strings.Contains(body, `"error"`) {
+					t.Errorf("GET %s = %d %s, want a JSON error", url, got, body)
+				}
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("GET %s = %d for %v, want %d", url, got, within, want)
+}
+
+func readAll(resp *http.Response) string {
+	defer resp.Body.Close()
+	var b strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		b.WriteString(sc.Text())
+	}
+	return b.String()
+}
+
+// On cancel, run ends every stream and returns nil within the shutdown timeout; goleak (TestMain) checks that
+// nothing it started is left.
+func TestShutdownEndsStreams(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_SHUTDOWN_TIMEOUT=3s")
+	clients := make([]*sseClient, 50)
+	for i := range clients {
+		clients[i] = openSSE(t, h.URL, topicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")
+	}
+	waitMetric(t, h.URL, 50, 5*time.Second, "hub_sse_connections_active")
+	start := time.Now()
+	if err := h.Stop(); err != nil {
+		t.Fatalf("run() = %v, want nil", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("run() returned %v after cancel, want within the 3s shutdown timeout", took)
+	}
+	for i, c := range clients {
+		if !c.waitEnd(time.Second) {
+			t.Errorf("client %d: stream still open after shutdown", i)
+		}
+	}
+}
