@@ -56,6 +56,7 @@ func (s *Subscriber) handle(ctx context.Context, b Broadcaster, active map[strin
 		}
 	case itemConfirmed:
 		if f := active[it.topic]; f != nil {
+			f.confirmed = true
 			if f.known {
 				s.m.resubscriptions.Inc()
 				f.repair = true // the connection was new: whatever was published while it was down is in the stream
@@ -130,16 +131,13 @@ func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[stri
 		switch {
 		case f.pending:
 			f.pending = s.subscribe(ctx, s.keys.Channel(f.topic)) != nil
-		case !f.known && f.isSubscribedHint():
+		case !f.known && f.confirmed:
 			s.baseline(ctx, f)
 		case f.repair:
 			s.repairFeed(ctx, b, f)
 		}
 	}
 }
-
-// isSubscribedHint: a feed without a baseline is retried only after its subscription was sent.
-func (f *feed) isSubscribedHint() bool { return !f.pending }
 
 // repairFeed reads the stream after the feed's last id and broadcasts what it finds, in order. A stream that does
 // not continue that id (trimmed past it, or emptied by a Redis restart) is announced with a reset first.

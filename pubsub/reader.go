@@ -22,7 +22,7 @@ func (s *Subscriber) receive(ctx context.Context) {
 		}
 		msg, err := ps.ReceiveTimeout(ctx, s.cfg.PingEvery)
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, redis.ErrClosed) && ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
 			var ne net.Error
