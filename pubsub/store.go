@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -30,6 +32,9 @@ type Store struct {
 	max  int
 	log  zerolog.Logger
 	hm   *hub.Metrics
+	// reads coalesces identical concurrent replays: after a hub restart every client of a topic asks for the same
+	// range at once, and one XRANGE answers them all.
+	reads singleflight.Group
 }
 
 // NewStore returns a Store on rdb.
@@ -50,8 +55,23 @@ func (s *Store) Keys() Keys { return s.keys }
 // Read returns up to limit valid events of topic after id, oldest first. Invalid entries (written by something
 // other than the script) are dropped and counted, and the next event's Prev is carried over them so a reader's
 // chain check still holds. Fewer than limit events means the stream ends there.
+// The returned events are shared with other readers and must not be modified.
 func (s *Store) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
-	return s.read(ctx, topic, after, limit, hub.SourceReplay)
+	key := topic + "\x00" + after.String() + "\x00" + strconv.Itoa(limit)
+	ch := s.reads.DoChan(key, func() (any, error) {
+		// Detached from the first caller's context, so its leaving does not fail the others; the read is bounded
+		// by the client's own timeouts.
+		return s.read(context.WithoutCancel(ctx), topic, after, limit, hub.SourceReplay)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.([]*hub.Event), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (s *Store) read(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, error) {

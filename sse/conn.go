@@ -129,13 +129,7 @@ func (c *conn) live(ev *hub.Event) error {
 		}
 		break
 	}
-	kept := c.batch[:0]
-	for _, ev := range c.batch {
-		if c.sub.Accept(ev) {
-			kept = append(kept, ev)
-		}
-	}
-	err := c.send(kept, true)
+	err := c.send(c.batch, true)
 	clear(c.batch) // do not keep events alive while idle
 	return err
 }
@@ -152,13 +146,24 @@ func (c *conn) Idle() error {
 	return c.write(heartbeat)
 }
 
+// send writes batch with one write and one flush. Live events pass through Accept one at a time, as they are
+// framed, so a multi-topic cursor names only events at or before its own frame: a client cut off in the middle of
+// the batch resumes from exactly what it received.
 func (c *conn) send(batch []*hub.Event, live bool) error {
 	if len(batch) == 0 {
 		return nil
 	}
 	bp := bufPool.Get().(*[]byte)
 	b := (*bp)[:0]
+	n := 0
 	for _, ev := range batch {
+		if live {
+			if !c.sub.Accept(ev) {
+				continue
+			}
+			batch[n] = ev // live batches are the conn's own; replayed pages are shared and left alone
+		}
+		n++
 		wire := ev.Wire(Encode)
 		if c.multi && ev.Stored() {
 			b = append(b, "id: "...)
@@ -168,7 +173,10 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 		}
 		b = append(b, wire...)
 	}
-	err := c.write(b)
+	var err error
+	if len(b) > 0 {
+		err = c.write(b)
+	}
 	if cap(b) <= 256<<10 { // a huge batch's buffer is left to the GC rather than kept in the pool
 		*bp = b[:0]
 		bufPool.Put(bp)
@@ -176,9 +184,10 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	if err != nil {
 		return err
 	}
-	c.delivered += int64(len(batch))
+	batch = batch[:n]
+	c.delivered += int64(n)
 	m := c.h.cfg.Metrics
-	m.delivered.Add(float64(len(batch)))
+	m.delivered.Add(float64(n))
 	if live {
 		now := time.Now().UnixMilli()
 		for _, ev := range batch {
