@@ -1,0 +1,170 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+)
+
+// ErrUsage marks a command line that could not be parsed; the error also wraps flag.ErrHelp, so a caller that maps
+// flag.ErrHelp to exit status 2 needs no other check.
+var ErrUsage = errors.New("usage error")
+
+// ErrInvariant is returned when a run breaks what its mode promises: a duplicate execution with the watchdog, a
+// takeover outside [ttl, ttl+renew] after a crash, a paused holder's write that was accepted.
+var ErrInvariant = errors.New("invariant violated")
+
+// config is the parsed command line.
+type config struct {
+	dispatches  int
+	entities    int
+	concurrency int
+	ttl         time.Duration
+	renewEvery  time.Duration
+	work        time.Duration
+	jsonOut     bool
+	noWatchdog  bool
+	noFence     bool
+	crash       bool
+	pause       bool
+	redisURL    string
+	prefix      string
+	keep        bool
+
+	// Hidden: the role of a child process started by --crash or --pause, and the entity it takes.
+	child  string
+	entity string
+}
+
+// launcher starts child processes. The hub binary re-executes itself; tests re-execute the test binary with an
+// environment variable that makes TestMain play the child.
+type launcher struct {
+	exe string
+	env []string
+}
+
+// Command runs `hub dispatch-test`. args are the arguments after the subcommand; redisURL is the hub's redis.url, where
+// empty means an embedded miniredis on a free loopback port for the duration of the run.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer, redisURL string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("dispatch-test: find own executable: %w", err)
+	}
+	return run(ctx, args, stdout, stderr, redisURL, launcher{exe: exe})
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, redisURL string, l launcher) error {
+	cfg, err := parse(args, stderr, redisURL)
+	if err != nil {
+		return err
+	}
+	if cfg.child != "" {
+		return runChild(ctx, cfg, stdout)
+	}
+	url, stopRedis, err := redisOrEmbedded(cfg.redisURL)
+	if err != nil {
+		return fmt.Errorf("dispatch-test: %w", err)
+	}
+	defer stopRedis()
+	cfg.redisURL = url
+	switch {
+	case cfg.crash:
+		return runCrash(ctx, cfg, stdout, l)
+	case cfg.pause:
+		return runPause(ctx, cfg, stdout, l)
+	default:
+		return runDispatches(ctx, cfg, stdout)
+	}
+}
+
+func parse(args []string, stderr io.Writer, redisURL string) (config, error) {
+	cfg := config{redisURL: redisURL}
+	fs := flag.NewFlagSet("dispatch-test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.dispatches, "dispatches", 100, "workflows to dispatch")
+	fs.IntVar(&cfg.entities, "entities", 10, "entities (projects) they are spread over; one lease per entity")
+	fs.IntVar(&cfg.concurrency, "concurrency", 100, "dispatches running at once")
+	fs.DurationVar(&cfg.ttl, "ttl", 30*time.Second, "lease TTL")
+	fs.DurationVar(&cfg.renewEvery, "renew", 0, "watchdog period (default ttl/3)")
+	fs.DurationVar(&cfg.work, "work", 60*time.Second, "how long each workflow works while holding the lease")
+	fs.BoolVar(&cfg.jsonOut, "json", false, "print the report as JSON")
+	fs.BoolVar(&cfg.noWatchdog, "no-watchdog", false, "do not renew leases (reproduces the incident when work > ttl)")
+	fs.BoolVar(&cfg.noFence, "no-fence", false, "do not fence the side effect (shows TableAlreadyExists instead of stale-fence rejections)")
+	fs.BoolVar(&cfg.crash, "crash", false, "SIGKILL a child process holding a lease and time the takeover")
+	fs.BoolVar(&cfg.pause, "pause", false, "SIGSTOP a holder past its ttl, take over, resume it: its fenced write must be rejected")
+	fs.StringVar(&cfg.redisURL, "redis-url", cfg.redisURL, "Redis URL (default: the hub's redis.url; empty: embedded)")
+	fs.StringVar(&cfg.prefix, "prefix", "", "key prefix (default: a fresh one per run)")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the run's keys in Redis afterwards")
+	fs.StringVar(&cfg.child, "child", "", "")
+	fs.StringVar(&cfg.entity, "entity", "", "")
+	fs.Usage = func() { usage(fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, fmt.Errorf("dispatch-test: %w: %w (%w)", ErrUsage, err, flag.ErrHelp)
+	}
+	err := cfg.validate()
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dispatch-test: %v\n", err)
+		usage(fs)
+		return cfg, fmt.Errorf("dispatch-test: %w: %w (%w)", ErrUsage, err, flag.ErrHelp)
+	}
+	if cfg.renewEvery == 0 {
+		cfg.renewEvery = cfg.ttl / 3
+	}
+	if cfg.prefix == "" {
+		cfg.prefix = "hub:dispatch-test:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
+	}
+	return cfg, nil
+}
+
+func (c config) validate() error {
+	switch {
+	case c.dispatches < 1 || c.entities < 1 || c.concurrency < 1:
+		return errors.New("--dispatches, --entities and --concurrency must be at least 1")
+	case c.ttl <= 0 || c.work < 0 || c.renewEvery < 0:
+		return errors.New("--ttl must be positive, --work and --renew not negative")
+	case c.renewEvery >= c.ttl:
+		return errors.New("--renew must be shorter than --ttl")
+	case c.crash && c.pause:
+		return errors.New("--crash and --pause are exclusive")
+	case c.child != "" && c.child != roleCrash && c.child != rolePause:
+		return fmt.Errorf("unknown child role %q", c.child)
+	}
+	return nil
+}
+
+func usage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, `usage: hub dispatch-test [flags]
+
+Dispatches workflows that each take the lease of their entity, work, and create the entity's table through a
+fenced registry; reports duplicate executions, TableAlreadyExists errors and release latency. --crash and --pause
+run the crash and pause scenarios instead.
+
+flags:
+`)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage == "" { // hidden flags for child processes
+			return
+		}
+		fmt.Fprintf(w, "  --%s", f.Name)
+		if name, _ := flag.UnquoteUsage(f); name != "" {
+			fmt.Fprintf(w, " %s", name)
+		}
+		fmt.Fprintf(w, "\n    \t%s", f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
+}

@@ -1,0 +1,98 @@
+package lease_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/lease"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// recorder is an Announcer that keeps the lock events it is given.
+type recorder struct {
+	mu     sync.Mutex
+	events []lease.Event
+	topics []string
+}
+
+func (r *recorder) Publish(_ context.Context, topic, eventType string, data []byte) (string, error) {
+	var ev lease.Event
+	if eventType != lease.EventType {
+		return "", errors.New("unexpected event type " + eventType)
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+	r.topics = append(r.topics, topic)
+	return "1-0", nil
+}
+
+func (r *recorder) states() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var s []string
+	for _, ev := range r.events {
+		s = append(s, ev.State)
+	}
+	return s
+}
+
+func (r *recorder) has(state string) bool {
+	for _, s := range r.states() {
+		if s == state {
+			return true
+		}
+	}
+	return false
+}
+
+// setup returns a client on a fresh server (real when installed) and options with a unique prefix and short times.
+func setup(t *testing.T) (*redis.Client, lease.Options) {
+	t.Helper()
+	srv := redistest.Start(t)
+	return srv.Client(), lease.Options{
+		TTL: 300 * time.Millisecond, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(),
+	}
+}
+
+// newLocker returns a Locker closed when the test ends.
+func newLocker(t *testing.T, c redis.UniversalClient, o lease.Options) *lease.Locker {
+	t.Helper()
+	l := lease.New(c, o)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// eventually polls cond until it holds or within passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true after %v", what, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

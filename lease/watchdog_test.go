@@ -1,0 +1,176 @@
+package lease_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/lease"
+	"go.uber.org/goleak"
+)
+
+func TestWatchdogStopsOnRelease(t *testing.T) {
+	c, o := setup(t)
+	_ = c.Ping(context.Background()).Err() // open the pool's connection before taking the goroutine baseline
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := lease.New(c, o)
+	defer l.Close()
+	ls, err := l.Acquire(context.Background(), "k")
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	time.Sleep(250 * time.Millisecond) // a couple of renewals
+	if err := ls.Release(context.Background()); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+}
+
+func TestWatchdogStopsAndReleasesOnContextCancel(t *testing.T) {
+	c, o := setup(t)
+	_ = c.Ping(context.Background()).Err()
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	l := lease.New(c, o)
+	defer l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	ls, err := l.Acquire(ctx, "k")
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	cancel()
+	<-ls.Context().Done()
+	if !errors.Is(context.Cause(ls.Context()), context.Canceled) {
+		t.Fatalf("Context cause = %v, want context.Canceled", context.Cause(ls.Context()))
+	}
+	// The key is freed at once, not after the TTL.
+	eventually(t, 100*time.Millisecond, "key free after cancel", func() bool {
+		other, err := l.TryAcquire(context.Background(), "k")
+		if err != nil {
+			return false
+		}
+		_ = other.Release(context.Background())
+		return true
+	})
+	if err := ls.Release(context.Background()); err != nil {
+		t.Fatalf("Release after the context ended = %v, want nil (the watchdog released it)", err)
+	}
+}
+
+func TestWatchdogNoticesTakenKey(t *testing.T) {
+	c, o := setup(t)
+	rec := &recorder{}
+	o.Announcer = rec
+	l := newLocker(t, c, o)
+	ctx := context.Background()
+	ls, err := l.Acquire(ctx, "k")
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	// Another holder has the key, as after an expiry this process did not see.
+	if err := c.Set(ctx, o.Prefix+"{k}", "someone-else", time.Minute).Err(); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	select {
+	case <-ls.Lost():
+	case <-time.After(o.TTL):
+		t.Fatalf("Lost not closed within one TTL after the key was taken")
+	}
+	if !errors.Is(context.Cause(ls.Context()), lease.ErrLost) {
+		t.Fatalf("Context cause = %v, want ErrLost", context.Cause(ls.Context()))
+	}
+	if err := ls.Release(ctx); !errors.Is(err, lease.ErrLost) {
+		t.Fatalf("Release = %v, want ErrLost", err)
+	}
+	if v, _ := c.Get(ctx, o.Prefix+"{k}").Result(); v != "someone-else" {
+		t.Fatalf("key after the lost lease's Release = %q, want the other holder's token kept", v)
+	}
+	_ = l.Close()
+	if !rec.has(lease.StateLost) {
+		t.Fatalf("events = %v, want a lost event", rec.states())
+	}
+}
+
+func TestRedisOutageLongerThanTTLMarksLeaseLost(t *testing.T) {
+	srv := redistest.StartReal(t, redistest.Options{})
+	c := srv.Client()
+	rec := &recorder{}
+	o := lease.Options{TTL: 300 * time.Millisecond, Prefix: redistest.Prefix(t) + ":lease:", Announcer: rec}
+	l := newLocker(t, c, o)
+	ctx := context.Background()
+	ls, err := l.Acquire(ctx, "k")
+	if err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	srv.Kill()
+	killed := time.Now()
+	select {
+	case <-ls.Lost():
+	case <-time.After(2 * o.TTL):
+		t.Fatalf("Lost not closed %v into an outage with a %v TTL", 2*o.TTL, o.TTL)
+	}
+	if after := time.Since(killed); after > o.TTL+100*time.Millisecond {
+		t.Fatalf("lease declared lost %v after the outage began, want within the TTL (%v)", after, o.TTL)
+	}
+	if !errors.Is(context.Cause(ls.Context()), lease.ErrExpired) {
+		t.Fatalf("Context cause = %v, want ErrExpired", context.Cause(ls.Context()))
+	}
+	time.Sleep(o.TTL) // keep the outage going past the TTL, as an operator's restart would
+	if err := srv.Start(); err != nil {
+		t.Fatalf("restart redis: %v", err)
+	}
+	if err := ls.Release(ctx); !errors.Is(err, lease.ErrExpired) {
+		t.Fatalf("Release after the outage = %v, want ErrExpired", err)
+	}
+	var next *lease.Lease
+	eventually(t, 2*time.Second, "a new lease after the restart", func() bool {
+		next, err = l.TryAcquire(ctx, "k")
+		return err == nil
+	})
+	_ = next.Release(ctx)
+	_ = l.Close()
+	if !rec.has(lease.StateExpired) {
+		t.Fatalf("events = %v, want an expired event", rec.states())
+	}
+}
+
+// slowAnnouncer never answers before its context ends.
+type slowAnnouncer struct{}
+
+func (slowAnnouncer) Publish(ctx context.Context, _, _ string, _ []byte) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func TestSlowAnnouncerNeverDelaysTheLease(t *testing.T) {
+	c, o := setup(t)
+	o.Announcer, o.AnnounceTimeout, o.AnnounceQueue = slowAnnouncer{}, 50*time.Millisecond, 2
+	m := lease.NewMetrics(nil)
+	o.Metrics = m
+	l := lease.New(c, o)
+	ctx := context.Background()
+	start := time.Now()
+	for range 5 {
+		ls, err := l.TryAcquire(ctx, "k")
+		if err != nil {
+			t.Fatalf("TryAcquire: %v", err)
+		}
+		if err := ls.Release(ctx); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Fatalf("5 acquire+release with a stuck announcer took %v, want no wait on it", took)
+	}
+	closeStart := time.Now()
+	_ = l.Close()
+	if took := time.Since(closeStart); took > 300*time.Millisecond {
+		t.Fatalf("Close with a stuck announcer took %v, want about one AnnounceTimeout", took)
+	}
+	if _, err := l.TryAcquire(ctx, "k"); !errors.Is(err, lease.ErrClosed) {
+		t.Fatalf("TryAcquire after Close = %v, want ErrClosed", err)
+	}
+}
+
+var _ redis.UniversalClient = (*redis.Client)(nil)
