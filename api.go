@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -31,6 +32,7 @@ type api struct {
 	log       zerolog.Logger
 	events    http.Handler
 	published *prometheus.CounterVec
+	sec       *security
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -56,6 +58,9 @@ func (a *api) publish(c echo.Context) error {
 		a.published.WithLabelValues("too_large").Inc()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
 	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return echo.NewHTTPError(http.StatusRequestTimeout, "request body not received in time")
+	}
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "read body: "+err.Error())
 	}
@@ -69,6 +74,9 @@ func (a *api) publish(c echo.Context) error {
 	if in.Data == nil {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, "missing data")
+	}
+	if err := a.sec.checkPublish(c, in.Topic); err != nil {
+		return err
 	}
 	id, err := a.pub.Publish(r.Context(), in.Topic, in.Type, in.Data)
 	switch {
@@ -101,6 +109,7 @@ func (a *api) topics(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
 	}
+	list = a.sec.visibleTopics(c, list)
 	if list == nil {
 		list = []pubsub.TopicInfo{}
 	}

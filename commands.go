@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,6 +54,7 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 	defer rdb.Close()
 	pub := pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
 		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
+		Sharded: cfg.Redis.ShardedPubSub,
 	})
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -74,7 +76,8 @@ func healthcheckCommand(ctx context.Context, args []string, getenv func(string) 
 	if err != nil {
 		return err
 	}
-	if *url == "" {
+	local := *url == ""
+	if local {
 		host, port, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("listen %q: %w", cfg.Listen, err)
@@ -82,7 +85,11 @@ func healthcheckCommand(ctx context.Context, args []string, getenv func(string) 
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			host = "127.0.0.1"
 		}
-		*url = "http://" + net.JoinHostPort(host, port) + "/healthz"
+		scheme := "http"
+		if cfg.TLS.CertFile != "" {
+			scheme = "https"
+		}
+		*url = scheme + "://" + net.JoinHostPort(host, port) + "/healthz"
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -90,7 +97,11 @@ func healthcheckCommand(ctx context.Context, args []string, getenv func(string) 
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Probing its own listen address, the hub checks liveness, not identity: the certificate names the public host,
+	// not the loopback address.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: local}}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("healthcheck %s: %w", *url, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,6 +25,12 @@ type Config struct {
 	History         HistoryConfig `yaml:"history"`
 	Limits          LimitsConfig  `yaml:"limits"`
 	Log             LogConfig     `yaml:"log"`
+	Auth            AuthConfig    `yaml:"auth"`
+	CORS            CORSConfig    `yaml:"cors"`
+	Metrics         MetricsConfig `yaml:"metrics"`
+	TLS             TLSConfig     `yaml:"tls"`
+	// H2C serves HTTP/2 without TLS (prior knowledge), for a proxy in front that speaks it to its upstreams.
+	H2C bool `yaml:"h2c"`
 }
 
 type RedisConfig struct {
@@ -31,6 +38,8 @@ type RedisConfig struct {
 	EmbeddedAddr string        `yaml:"embedded_addr"`
 	Prefix       string        `yaml:"prefix"`
 	TailCheck    time.Duration `yaml:"tail_check"`
+	// ShardedPubSub uses SPUBLISH/SSUBSCRIBE (Redis 7), so on a cluster each shard carries only its own topics.
+	ShardedPubSub bool `yaml:"sharded_pubsub"`
 }
 
 type SSEConfig struct {
@@ -54,6 +63,41 @@ type LimitsConfig struct {
 	MaxCursorBytes     int `yaml:"max_cursor_bytes"`
 	MaxHeaderBytes     int `yaml:"max_header_bytes"`
 	MaxTopicsListed    int `yaml:"max_topics_listed"`
+	// 0 means no limit for the connection counts and the publish rate.
+	MaxConnections      int      `yaml:"max_connections"`
+	MaxConnectionsPerIP int      `yaml:"max_connections_per_ip"`
+	PublishRate         float64  `yaml:"publish_rate"` // events per second, per token (or per address when anonymous)
+	PublishBurst        int      `yaml:"publish_burst"`
+	TrustedProxies      []string `yaml:"trusted_proxies"` // addresses or CIDRs whose X-Forwarded-For is believed
+}
+
+// AuthConfig chooses how clients prove who they are; see docs/SECURITY.md.
+type AuthConfig struct {
+	// Anonymous admits requests without a token. Unset, it is true when no key is configured and false otherwise.
+	Anonymous       *bool         `yaml:"anonymous"`
+	HMACSecret      string        `yaml:"hmac_secret"`
+	PublicKeyFile   string        `yaml:"public_key_file"`
+	JWKSFile        string        `yaml:"jwks_file"`
+	Issuer          string        `yaml:"issuer"`
+	Audience        string        `yaml:"audience"`
+	CookieName      string        `yaml:"cookie_name"`
+	AllowQueryToken bool          `yaml:"allow_query_token"`
+	ClockSkew       time.Duration `yaml:"clock_skew"`
+}
+
+type CORSConfig struct {
+	AllowedOrigins []string `yaml:"allowed_origins"`
+}
+
+// TLSConfig turns on HTTPS, and with it HTTP/2, so one browser can hold more than six streams to the hub.
+type TLSConfig struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+type MetricsConfig struct {
+	// Listen, when set, serves /metrics on a listener of its own without auth and takes it off the main one.
+	Listen string `yaml:"listen"`
 }
 
 type LogConfig struct {
@@ -72,8 +116,11 @@ func defaultConfig() Config {
 		Limits: LimitsConfig{
 			MaxEventBytes: 64 << 10, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: 32, MaxReplay: 10000,
 			MaxHistoryQuery: 1000, MaxCursorBytes: 8 << 10, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
+			MaxConnections: 10000, MaxConnectionsPerIP: 256, PublishRate: 100, PublishBurst: 200, TrustedProxies: []string{},
 		},
-		Log: LogConfig{Level: "info", Format: "json"},
+		Log:  LogConfig{Level: "info", Format: "json"},
+		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second},
+		CORS: CORSConfig{AllowedOrigins: []string{}},
 	}
 }
 
@@ -147,6 +194,18 @@ func setValue(v reflect.Value, raw string) error {
 			return err
 		}
 		v.SetBool(b)
+	case v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		v.Set(reflect.ValueOf(&b))
+	case v.Kind() == reflect.Float64:
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return errors.New("not a number")
+		}
+		v.SetFloat(f)
 	case v.Kind() == reflect.Int || v.Kind() == reflect.Int64:
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
@@ -187,5 +246,15 @@ func (c *Config) validate() error {
 	check(c.Limits.MaxReplay >= 1, "limits.max_replay: must be at least 1")
 	check(c.Limits.MaxHistoryQuery >= 1 && c.Limits.MaxHistoryQuery <= 1000, "limits.max_history_query: must be 1..1000")
 	check(c.Log.Format == "json" || c.Log.Format == "console", "log.format: %q is not json or console", c.Log.Format)
+	_, levelErr := zerolog.ParseLevel(c.Log.Level)
+	check(c.Log.Level != "" && levelErr == nil, "log.level: %q is not debug, info, warn or error", c.Log.Level)
+	check(c.Limits.MaxConnections >= 0 && c.Limits.MaxConnectionsPerIP >= 0, "limits.max_connections, limits.max_connections_per_ip: must not be negative (0: no limit)")
+	check(c.Limits.PublishRate >= 0, "limits.publish_rate: must not be negative (0: no limit)")
+	check(c.Limits.PublishRate == 0 || c.Limits.PublishBurst >= 1, "limits.publish_burst: must be at least 1")
+	check(c.Auth.ClockSkew > 0 && c.Auth.ClockSkew <= 5*time.Minute, "auth.clock_skew: %v is not within 1ns..5m", c.Auth.ClockSkew)
+	check(c.Auth.CookieName == "" || validCookieName(c.Auth.CookieName), "auth.cookie_name: %q is not a cookie name", c.Auth.CookieName)
+	check(c.Metrics.Listen == "" || c.Metrics.Listen != c.Listen, "metrics.listen: must differ from listen")
+	check((c.TLS.CertFile == "") == (c.TLS.KeyFile == ""), "tls.cert_file, tls.key_file: set both or neither")
+	check(!c.H2C || c.TLS.CertFile == "", "h2c: only without tls (over TLS, HTTP/2 is negotiated by itself)")
 	return errors.Join(errs...)
 }

@@ -8,9 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/syncverse/hub/lease"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -28,49 +30,75 @@ var demoJobs = []struct {
 }
 
 // runDemo runs a few simulated agents until ctx ends, so a newcomer sees the console move. Each agent runs one
-// workflow at a time through its steps, and now and then one fails.
-func runDemo(ctx context.Context, pub *pubsub.Publisher, rdb redis.UniversalClient, log zerolog.Logger) {
+// workflow at a time through its steps, under a lease on its project (so two agents never work on one project at
+// once, and the console's lock panel shows who holds what), and now and then one fails.
+func runDemo(ctx context.Context, pub *pubsub.Publisher, rdb redis.UniversalClient, reg prometheus.Registerer, log zerolog.Logger) {
+	metrics := lease.NewMetrics(reg)
 	var wg sync.WaitGroup
 	for i := range 4 {
-		wg.Go(func() { demoAgent(ctx, pub, fmt.Sprintf("agent-%d", i+1), log) })
+		agent := fmt.Sprintf("agent-%d", i+1)
+		locker := lease.New(rdb, lease.Options{
+			TTL: 10 * time.Second, Holder: agent, Announcer: pub, Topic: demoTopic, Metrics: metrics, Logger: log,
+		})
+		wg.Go(func() {
+			defer locker.Close()
+			demoAgent(ctx, pub, locker, agent, log)
+		})
 	}
 	wg.Wait()
 }
 
-func demoAgent(ctx context.Context, pub *pubsub.Publisher, agent string, log zerolog.Logger) {
-	for n := 0; ctx.Err() == nil; n++ {
+func demoAgent(ctx context.Context, pub *pubsub.Publisher, locker *lease.Locker, agent string, log zerolog.Logger) {
+	for ctx.Err() == nil {
 		job := demoJobs[rand.IntN(len(demoJobs))]
+		project := 40 + rand.IntN(8) // few projects, so agents sometimes wait for each other's lease
 		wf := fmt.Sprintf("wf-%s-%04x", agent[len(agent)-1:], rand.IntN(0x10000))
-		p := demoProgress{Workflow: wf, Title: fmt.Sprintf(job.title, 40+rand.IntN(20)), Agent: agent, Status: "queued"}
-		if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, 500*time.Millisecond) {
+		p := demoProgress{Workflow: wf, Title: fmt.Sprintf(job.title, project), Agent: agent, Status: "queued",
+			Message: fmt.Sprintf("waiting for the lease on project-%d", project)}
+		if !demoSend(ctx, pub, p, log) {
 			return
 		}
-		total := 20 + rand.IntN(20) // ticks of about 1 s: workflows of 20-40 s
-		failAt := -1
-		if rand.IntN(6) == 0 {
-			failAt = rand.IntN(total)
+		ls, err := locker.Acquire(ctx, fmt.Sprintf("project-%d", project), lease.WithWorkflow(wf))
+		if err != nil {
+			return // ctx ended
 		}
-		p.Status = "running"
-		for t := 0; t <= total; t++ {
-			p.Step = job.steps[min(t*len(job.steps)/(total+1), len(job.steps)-1)]
-			p.Progress = float64(t) / float64(total)
-			p.ETA = total - t
-			p.Message = fmt.Sprintf("%s: %d%%", p.Step, int(p.Progress*100))
-			if t == failAt {
-				p.Status, p.Message = "failed", fmt.Sprintf("%s failed: exit status %d", p.Step, 1+rand.IntN(3))
-				break
-			}
-			if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, time.Duration(600+rand.IntN(800))*time.Millisecond) {
-				return
-			}
+		demoRun(ls.Context(), pub, job.steps, p, log)
+		if ls.Context().Err() != nil && ctx.Err() == nil { // the lease was lost under the work: stop, and say so
+			p.Status, p.Message = "failed", "lease lost: "+context.Cause(ls.Context()).Error()
+			demoSend(ctx, pub, p, log)
 		}
-		if p.Status != "failed" {
-			p.Status, p.Message, p.Progress, p.ETA = "succeeded", "done", 1, 0
-		}
-		if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, time.Duration(1+rand.IntN(3))*time.Second) {
+		_ = ls.Release(context.WithoutCancel(ctx))
+		if !demoSleep(ctx, time.Duration(1+rand.IntN(3))*time.Second) {
 			return
 		}
 	}
+}
+
+// demoRun takes one workflow through its steps while its lease holds (ctx ends when it is lost).
+func demoRun(ctx context.Context, pub *pubsub.Publisher, steps []string, p demoProgress, log zerolog.Logger) {
+	total := 20 + rand.IntN(20) // ticks of about 1 s: workflows of 20-40 s
+	failAt := -1
+	if rand.IntN(6) == 0 {
+		failAt = rand.IntN(total)
+	}
+	p.Status = "running"
+	for t := 0; t <= total; t++ {
+		p.Step = steps[min(t*len(steps)/(total+1), len(steps)-1)]
+		p.Progress = float64(t) / float64(total)
+		p.ETA = total - t
+		p.Message = fmt.Sprintf("%s: %d%%", p.Step, int(p.Progress*100))
+		if t == failAt {
+			p.Status, p.Message = "failed", fmt.Sprintf("%s failed: exit status %d", p.Step, 1+rand.IntN(3))
+			break
+		}
+		if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, time.Duration(600+rand.IntN(800))*time.Millisecond) {
+			return
+		}
+	}
+	if p.Status != "failed" {
+		p.Status, p.Message, p.Progress, p.ETA = "succeeded", "done", 1, 0
+	}
+	demoSend(ctx, pub, p, log)
 }
 
 type demoProgress struct {

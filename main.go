@@ -45,8 +45,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return publishCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "healthcheck":
 		return healthcheckCommand(ctx, rest, getenv, stdout, stderr)
+	case "version":
+		return versionCommand(stdout)
+	case "token":
+		return tokenCommand(ctx, rest, getenv, stdout, stderr)
 	case "dispatch-test":
 		return dispatchCommand(ctx, rest, getenv, stdout, stderr)
+	case "bench":
+		return benchCommand(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -63,6 +69,9 @@ Usage:
   hub publish --topic T [--type progress] [--data JSON]  publish one event through Redis (data from stdin if no --data)
   hub dispatch-test [flags]                              verify the lease: one workflow per entity (see -h)
   hub healthcheck [--url URL]                            exit 0 when the hub answers /healthz
+  hub bench [--scenario fanout|idle|replay|storm|publish] load the hub and measure it (see BENCHMARKS.md)
+  hub version                                            print the build's version
+  hub token --subscribe P... [--publish P...] [--ttl 1h] print a token signed with auth.hmac_secret
   hub help                                               this text
 
 Configuration: defaults < config.yaml (--config) < HUB_* variables < flags. See config.yaml.

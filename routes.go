@@ -5,26 +5,37 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/syncverse/hub/web"
 )
 
 // routes lists every route of the hub in one place. /events gets no gzip or timeout middleware: it is a stream.
+// Probes and the console's static files are open; everything that shows or changes events needs credentials (the
+// /events handler checks them itself, through sse.Config.Authorize, once it knows the topics).
 func routes(a *api) *echo.Echo {
+	sec := a.sec
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = jsonErrors
-	e.GET("/events", echo.WrapHandler(a.events))
-	e.POST("/publish", a.publish)
-	e.GET("/topics", a.topics)
-	e.GET("/topics/:topic/history", a.history)
-	e.GET("/topics/:topic/snapshot", a.snapshot)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg})))
+	e.Pre(sec.crossOrigin)
+	e.GET("/events", echo.WrapHandler(a.events), sec.limitStreams)
+	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
+	e.GET("/topics", a.topics, sec.authenticate)
+	e.GET("/topics/:topic/history", a.history, sec.authenticate, sec.topicParam)
+	e.GET("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.topicParam)
+	if a.cfg.Metrics.Listen == "" {
+		e.GET("/metrics", echo.WrapHandler(metricsHandler(a.reg)), sec.authenticate)
+	}
 	e.GET("/healthz", a.healthz)
 	e.GET("/readyz", a.readyz)
 	e.GET("/*", echo.WrapHandler(web.Handler()))
 	return e
+}
+
+func metricsHandler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
 // jsonErrors answers every error with the contract's {"error": "..."} body and the error's status.

@@ -61,6 +61,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if err := checkExposure(cfg); err != nil {
+		return err
+	}
 	log := newLogger(cfg.Log, stderr)
 	rdb, closeRedis, err := openRedis(cfg.Redis, log)
 	if err != nil {
@@ -71,46 +74,69 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hm := hub.NewMetrics(reg)
+	registerBuildInfo(reg)
+	sec, err := newSecurity(cfg, reg)
+	if err != nil {
+		return err
+	}
+	sec.logMode(log, cfg)
 	sub := pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
 		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
-		Logger: log, Registerer: reg, HubMetrics: hm,
+		Logger: log, Registerer: reg, HubMetrics: hm, Sharded: cfg.Redis.ShardedPubSub,
 	})
 	h := hub.New(sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
 	pub := pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
 		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
+		Sharded: cfg.Redis.ShardedPubSub,
 	})
 	events := sse.New(h, sse.Config{
 		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
 		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
-		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(reg),
+		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(reg), Authorize: sec.authorizeStream,
 	})
 	app := &api{cfg: cfg, rdb: rdb, pub: pub, store: sub.Store, sub: sub, reg: reg, log: log, events: events,
-		published: newPublishMetrics(reg)}
+		published: newPublishMetrics(reg), sec: sec}
 	srv := &http.Server{
 		Handler:           routes(app),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    cfg.Limits.MaxHeaderBytes,
 	}
+	serveHTTP, scheme, err := configureHTTP(srv, cfg)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	fmt.Fprintf(stdout, "hub listening on http://%s\n", ln.Addr())
+	msrv, mln, err := listenMetrics(cfg, reg, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	fmt.Fprintf(stdout, "hub listening on %s://%s\n", scheme, ln.Addr())
 	log.Info().Str("addr", ln.Addr().String()).Str("redis", redactURL(cfg.Redis.URL)).Bool("demo", *demo).Msg("hub started")
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	var wg sync.WaitGroup
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	wg.Go(func() { errc <- sub.Run(bg, h) })
 	wg.Go(func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := serveHTTP(ln); !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("http server: %w", err)
 		}
 	})
+	if msrv != nil {
+		wg.Go(func() {
+			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("metrics server: %w", err)
+			}
+		})
+	}
 	if *demo {
-		wg.Go(func() { runDemo(bg, pub, rdb, log) })
+		wg.Go(func() { runDemo(bg, pub, rdb, reg, log) })
 	}
 
 	var failed error
@@ -126,10 +152,33 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		_ = srv.Close()
 		failed = errors.Join(failed, fmt.Errorf("shutdown: %w", err))
 	}
+	if msrv != nil {
+		_ = msrv.Close() // scrapes are short; nothing is lost by cutting one
+	}
 	stopBG()
 	wg.Wait()
 	log.Info().Msg("hub stopped")
 	return failed
+}
+
+// listenMetrics opens the separate /metrics listener when metrics.listen asks for one. It has no auth: it is meant
+// for an address only the scraper can reach, so the hub says so when it is not a loopback address.
+func listenMetrics(cfg Config, reg *prometheus.Registry, log zerolog.Logger) (*http.Server, net.Listener, error) {
+	if cfg.Metrics.Listen == "" {
+		return nil, nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.Metrics.Listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics.listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler(reg))
+	ev := log.Info()
+	if !isLoopback(cfg.Metrics.Listen) {
+		ev = log.Warn().Str("note", "no auth on this listener: keep it reachable by the scraper only")
+	}
+	ev.Str("addr", ln.Addr().String()).Msg("metrics listening")
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: cfg.Limits.MaxHeaderBytes}, ln, nil
 }
 
 // openRedis connects to redis.url, or starts the embedded Redis-compatible server when it is empty.
@@ -159,11 +208,7 @@ func openRedis(cfg RedisConfig, log zerolog.Logger) (redis.UniversalClient, func
 	}, nil
 }
 
-// newRedisClient opens a client for a redis:// or rediss:// URL.
+// newRedisClient opens a client for a single server, a Cluster or a Sentinel-managed master; see pubsub.NewClient.
 func newRedisClient(url string) (redis.UniversalClient, error) {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redis.url %s: %w", redactURL(url), err)
-	}
-	return redis.NewClient(opt), nil
+	return pubsub.NewClient(url)
 }

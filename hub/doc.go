@@ -6,7 +6,8 @@
 //
 // Concurrency: Broadcast never blocks. It reads a topic's subscriber list without a lock (copy-on-write) and makes one
 // non-blocking send per subscription; a full queue evicts that subscription (ReasonSlow), whose client reconnects
-// and replays from the store. Queues are never closed, so no send can race with an end: Done tells the consumer to
-// stop. Each Subscription is consumed by one goroutine (Start, Events, Accept); Close, Done and Reason may be called
-// from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
+// and replays from the store. A queue that a repair burst fills is not evicted: its consumer sees Lagged and reads
+// the rest from the store with CatchUp. Queues are never closed, so no send can race with an end: Done tells the
+// consumer to stop. Each Subscription is consumed by one goroutine (Start, Events, Accept, Lagged, CatchUp); Close,
+// Done and Reason may be called from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
 package hub

@@ -23,6 +23,9 @@ type Store interface {
 	Read(ctx context.Context, topic string, after ID, limit int) ([]*Event, error)
 	// Tail returns the last n stored events of topic, oldest first.
 	Tail(ctx context.Context, topic string, n int) ([]*Event, error)
+	// Newest returns the id of the topic's newest stored entry, valid or not (zero for an empty stream): where a
+	// position at the end of the stream really is.
+	Newest(ctx context.Context, topic string) (ID, error)
 }
 
 // Config tunes a Hub. Zero values mean the documented defaults.
@@ -62,10 +65,12 @@ type Hub struct {
 	mu     sync.RWMutex // guards topics and closed; never held while sending
 	topics map[string]*topic
 	closed bool
+	// live mirrors topics for Broadcast, which looks a topic up without taking mu; it is written under mu.
+	live sync.Map
 }
 
 type topic struct {
-	subs  atomic.Pointer[[]*Subscription] // copy-on-write: Broadcast reads without a lock
+	subs  atomic.Pointer[subSet] // copy-on-write: Broadcast reads without a lock
 	ready <-chan struct{}
 }
 
@@ -90,14 +95,11 @@ func (h *Hub) Subscribe(topics []string) (*Subscription, error) {
 		t := h.topics[name]
 		if t == nil {
 			t = &topic{ready: h.store.Follow(name)}
-			t.subs.Store(&[]*Subscription{})
+			t.subs.Store(newSubSet())
 			h.topics[name] = t
+			h.live.Store(name, t)
 		}
-		old := *t.subs.Load()
-		next := make([]*Subscription, len(old), len(old)+1)
-		copy(next, old)
-		next = append(next, s)
-		t.subs.Store(&next)
+		t.subs.Store(t.subs.Load().with(s))
 		s.pos[i].ready = t.ready
 	}
 	h.cfg.Metrics.subscriptions.Inc()
@@ -113,21 +115,16 @@ func (h *Hub) remove(s *Subscription) {
 		if t == nil {
 			continue
 		}
-		old := *t.subs.Load()
-		next := make([]*Subscription, 0, len(old))
-		for _, o := range old {
-			if o != s {
-				next = append(next, o)
-			}
-		}
-		if len(next) == len(old) {
+		next, ok := t.subs.Load().without(s)
+		if !ok {
 			continue
 		}
-		if len(next) == 0 {
+		if next.n == 0 {
 			delete(h.topics, name)
+			h.live.Delete(name)
 			h.store.Unfollow(name)
 		}
-		t.subs.Store(&next)
+		t.subs.Store(next)
 	}
 	h.cfg.Metrics.subscriptions.Dec()
 }
@@ -139,14 +136,14 @@ func (h *Hub) Broadcast(ev *Event) {
 	if c := h.cfg.Metrics.received[ev.Source]; c != nil { // resets are not received events
 		c.Inc()
 	}
-	h.mu.RLock()
-	t := h.topics[ev.Topic]
-	h.mu.RUnlock()
-	if t == nil {
+	t, ok := h.live.Load(ev.Topic)
+	if !ok {
 		return
 	}
-	for _, s := range *t.subs.Load() {
-		s.deliver(ev)
+	for _, block := range t.(*topic).subs.Load().blocks {
+		for _, s := range block {
+			s.deliver(ev)
+		}
 	}
 }
 
@@ -164,7 +161,7 @@ func (h *Hub) Close() {
 	h.closed = true
 	var all []*Subscription
 	for _, t := range h.topics {
-		all = append(all, *t.subs.Load()...)
+		t.subs.Load().each(func(s *Subscription) { all = append(all, s) })
 	}
 	h.mu.Unlock()
 	for _, s := range all {

@@ -39,10 +39,36 @@ func (s *Subscription) Start(ctx context.Context, from []From, sink Sink) error 
 	if err := s.waitReady(ctx, sink); err != nil {
 		return err
 	}
-	first := true
+	return s.replayAll(ctx, from, sink)
+}
+
+// Lagged reports whether a repair burst overflowed the queue during live delivery; the consumer then calls CatchUp.
+func (s *Subscription) Lagged() bool { return s.state.Load() == stateLagged }
+
+// CatchUp reads what a lagged subscription missed from the store, through sink, and hands it back to live delivery.
+// Events still queued are dropped first: the stored ones come back, in order, from the last delivered id.
+func (s *Subscription) CatchUp(ctx context.Context, sink Sink) error {
+	if !s.state.CompareAndSwap(stateLagged, stateReplaying) {
+		if s.state.Load() == stateEnded {
+			return s.endedErr()
+		}
+		return nil
+	}
+	s.drain()
+	return s.replayAll(ctx, nil, sink)
+}
+
+// replayAll replays every topic to the stream's end and switches to live delivery, reading again while the queue
+// overflowed meanwhile. from is the request's start (nil: continue from the last delivered ids).
+func (s *Subscription) replayAll(ctx context.Context, from []From, sink Sink) error {
+	first := from != nil
 	for {
 		for i := range s.topics {
-			if err := s.replayTopic(ctx, i, from[i], first, sink); err != nil {
+			var f From
+			if first {
+				f = from[i]
+			}
+			if err := s.replayTopic(ctx, i, f, first, sink); err != nil {
 				return err
 			}
 		}

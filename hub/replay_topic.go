@@ -31,7 +31,7 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 			break
 		}
 		if replayed+len(page) > s.hub.cfg.MaxReplay {
-			return s.skipToEnd(ctx, i, page[0].ID, sink)
+			return s.skipToEnd(ctx, i, sink)
 		}
 		if page[0].Prev != p.last {
 			reason := ResetTruncated
@@ -80,44 +80,41 @@ func (s *Subscription) startFresh(ctx context.Context, i, n int, sink Sink) erro
 	return sink.Deliver(tail)
 }
 
-// checkNewest handles a resume position with nothing after it: fine if the stream's newest event is that position or
-// older... unless the position is newer than anything stored, which means Redis lost the events the client saw.
+// checkNewest handles a resume position with nothing after it: fine if the stream's newest entry is that position or
+// newer (an invalid entry may follow it), but a position newer than anything stored means Redis lost the events the
+// client saw.
 func (s *Subscription) checkNewest(ctx context.Context, i int, sink Sink) error {
 	p := &s.pos[i]
 	if p.last.IsZero() {
 		return nil
 	}
-	var tail []*Event
+	var newest ID
 	if err := s.retry(ctx, sink, func() (err error) {
-		tail, err = s.hub.store.Tail(ctx, s.topics[i], 1)
+		newest, err = s.hub.store.Newest(ctx, s.topics[i])
 		return err
 	}); err != nil {
 		return err
 	}
-	if len(tail) == 1 && !tail[0].ID.Less(p.last) {
+	if !newest.Less(p.last) {
 		return nil
-	}
-	var newest ID
-	if len(tail) == 1 {
-		newest = tail[0].ID
 	}
 	p.last = newest
 	return sink.Deliver([]*Event{NewReset(s.topics[i], ResetLost, ID{})})
 }
 
 // skipToEnd answers a replay larger than MaxReplay with a reset and moves the position to the stream's end; the
-// client reloads the snapshot instead of receiving the events one by one.
-func (s *Subscription) skipToEnd(ctx context.Context, i int, oldest ID, sink Sink) error {
+// client reloads the snapshot instead of receiving the events one by one, and continues with live events.
+func (s *Subscription) skipToEnd(ctx context.Context, i int, sink Sink) error {
 	p := &s.pos[i]
-	var tail []*Event
+	var newest ID
 	if err := s.retry(ctx, sink, func() (err error) {
-		tail, err = s.hub.store.Tail(ctx, s.topics[i], 1)
+		newest, err = s.hub.store.Newest(ctx, s.topics[i])
 		return err
 	}); err != nil {
 		return err
 	}
-	if len(tail) == 1 {
-		p.last = tail[0].ID
+	if p.last.Less(newest) {
+		p.last = newest
 	}
-	return sink.Deliver([]*Event{NewReset(s.topics[i], ResetReplayLimit, oldest)})
+	return sink.Deliver([]*Event{NewReset(s.topics[i], ResetReplayLimit, ID{})})
 }

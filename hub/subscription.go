@@ -68,6 +68,16 @@ func (s *Subscription) deliver(ev *Event) {
 				return
 			}
 		case stateLive:
+			// A repair hands over in one burst what was published while Redis was out of reach, often more than a
+			// queue holds; that says nothing of this client's speed. Evicting here would make every client of the
+			// topic reconnect at once after each outage, so the consumer reads the rest from the store instead
+			// (CatchUp), at its own pace. Live events still evict: they come at the publishers' pace.
+			if ev.Source == SourceRepair {
+				if s.state.CompareAndSwap(st, stateLagged) {
+					return
+				}
+				continue
+			}
 			s.end(ReasonSlow)
 			return
 		default: // lagged or ended: the event will be read from the stream, or nobody wants it

@@ -9,6 +9,13 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
+// maxAhead bounds how far in the future (by this hub's clock) a live envelope's id may be. An id is Redis's time of
+// the XADD, so a genuine one is never far ahead; an envelope beyond it did not come from the script, and taking its
+// id as the topic's position would make every real event after it look delivered already. Such an envelope is
+// dropped and the topic repaired from the stream, which is the truth; with a Redis clock more than this ahead of the
+// hub's, events still arrive, through repairs.
+const maxAhead = time.Minute
+
 // process owns the followed topics' state: it subscribes, decodes, repairs and broadcasts, one item at a time, so
 // each topic's events reach the hub in stream order.
 func (s *Subscriber) process(ctx context.Context, b Broadcaster) {
@@ -97,6 +104,9 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 		}
 		return
 	}
+	if reason == "" && ev.ID.Ms > uint64(time.Now().Add(maxAhead).UnixMilli()) {
+		reason = dropBadEnvelope // not written by the script on a sane clock: a stray PUBLISH that looks like an envelope
+	}
 	if reason != "" {
 		id := ""
 		if ev != nil {
@@ -144,7 +154,7 @@ func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[stri
 func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 	const page = 1000
 	for {
-		evs, err := s.read(ctx, f.topic, f.last, page, hub.SourceRepair)
+		evs, examined, err := s.readRaw(ctx, f.topic, f.last, page, hub.SourceRepair)
 		if err != nil {
 			return // f.repair stays set: catchUp tries again
 		}
@@ -157,8 +167,9 @@ func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 		}
 		for _, ev := range evs {
 			b.Broadcast(ev)
-			f.last = ev.ID
 		}
+		// Past invalid entries too, so neither the next envelope nor the tail check meets them again.
+		f.last = examined
 		if len(evs) > 0 {
 			s.m.repairs.Inc()
 		}

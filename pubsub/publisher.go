@@ -29,14 +29,16 @@ type PublisherConfig struct {
 	MaxLen        int64         // history.max_len: stream length kept (approximately), default 10000
 	MaxAge        time.Duration // history.max_age: also trim entries older than this; 0 keeps them
 	MaxEventBytes int           // limits.max_event_bytes, default 64 KiB
+	Sharded       bool          // redis.sharded_pubsub: SPUBLISH, for subscribers that SSUBSCRIBE
 }
 
 // Publisher publishes events with the publish script. It is safe for concurrent use.
 type Publisher struct {
-	rdb  redis.UniversalClient
-	keys Keys
-	cfg  PublisherConfig
-	now  func() time.Time
+	rdb    redis.UniversalClient
+	keys   Keys
+	cfg    PublisherConfig
+	script *redis.Script
+	now    func() time.Time
 }
 
 // NewPublisher returns a Publisher on rdb (a *redis.Client, *redis.ClusterClient or *redis.Ring... any
@@ -48,7 +50,11 @@ func NewPublisher(rdb redis.UniversalClient, cfg PublisherConfig) *Publisher {
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = DefaultMaxEventBytes
 	}
-	return &Publisher{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, cfg: cfg, now: time.Now}
+	script := publishScript
+	if cfg.Sharded {
+		script = shardedPublishScript
+	}
+	return &Publisher{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, cfg: cfg, script: script, now: time.Now}
 }
 
 // Validate checks an event as every publisher must: a valid topic and type, data that is one JSON value no larger
@@ -80,7 +86,7 @@ func (p *Publisher) Publish(ctx context.Context, topic, eventType string, data [
 	if err := Validate(topic, eventType, data, p.cfg.MaxEventBytes); err != nil {
 		return "", err
 	}
-	id, err := publishScript.Run(ctx, p.rdb, p.scriptKeys(topic), p.scriptArgs(topic, eventType, data)...).Text()
+	id, err := p.script.Run(ctx, p.rdb, p.scriptKeys(topic), p.scriptArgs(topic, eventType, data)...).Text()
 	if err != nil {
 		return "", fmt.Errorf("publish to %s: %w", topic, err)
 	}
@@ -109,12 +115,15 @@ type Message struct {
 // stored in the order given. ids[i] is the id of msgs[i], or "" where errs[i] says why it was not published.
 func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) (ids []string, errs []error) {
 	ids, errs = make([]string, len(msgs)), make([]error, len(msgs))
+	types := make([]string, len(msgs)) // the caller's messages are left as they are
 	todo := make([]int, 0, len(msgs))
 	for i, m := range msgs {
 		if m.Type == "" {
-			msgs[i].Type = hub.DefaultType
+			types[i] = hub.DefaultType
+		} else {
+			types[i] = m.Type
 		}
-		if errs[i] = Validate(m.Topic, msgs[i].Type, m.Data, p.cfg.MaxEventBytes); errs[i] == nil {
+		if errs[i] = Validate(m.Topic, types[i], m.Data, p.cfg.MaxEventBytes); errs[i] == nil {
 			todo = append(todo, i)
 		}
 	}
@@ -122,7 +131,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) (ids []str
 	// event is stored twice.
 	for attempt := 0; attempt < 2 && len(todo) > 0; attempt++ {
 		if attempt > 0 {
-			if err := publishScript.Load(ctx, p.rdb).Err(); err != nil {
+			if err := p.script.Load(ctx, p.rdb).Err(); err != nil {
 				for _, i := range todo {
 					errs[i] = fmt.Errorf("publish to %s: load script: %w", msgs[i].Topic, err)
 				}
@@ -133,7 +142,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) (ids []str
 		cmds := make([]*redis.Cmd, len(todo))
 		for k, i := range todo {
 			m := msgs[i]
-			cmds[k] = publishScript.EvalSha(ctx, pipe, p.scriptKeys(m.Topic), p.scriptArgs(m.Topic, m.Type, m.Data)...)
+			cmds[k] = p.script.EvalSha(ctx, pipe, p.scriptKeys(m.Topic), p.scriptArgs(m.Topic, types[i], m.Data)...)
 		}
 		_, _ = pipe.Exec(ctx) // each command carries its own error
 		again := todo[:0]

@@ -54,7 +54,7 @@ func (s *Subscriber) receive(ctx context.Context) {
 				s.enqueue(item{kind: itemMessage, topic: t, payload: m.Payload})
 			}
 		case *redis.Subscription:
-			if m.Kind != "subscribe" {
+			if m.Kind != "subscribe" && m.Kind != "ssubscribe" {
 				continue
 			}
 			if t, ok := s.keys.TopicOf(m.Channel, "live"); ok {
@@ -76,7 +76,7 @@ func (s *Subscriber) setUp(up bool, err error) {
 	}
 }
 
-func (s *Subscriber) pubsub() *redis.PubSub {
+func (s *Subscriber) pubsub() liveConn {
 	s.psMu.Lock()
 	defer s.psMu.Unlock()
 	return s.ps
@@ -91,7 +91,7 @@ func (s *Subscriber) replaceConn(ctx context.Context) {
 	for c := range s.channels {
 		chans = append(chans, c)
 	}
-	s.ps = s.rdb.Subscribe(ctx, chans...)
+	s.ps = s.open(ctx, chans...)
 	s.setUp(false, errors.New("no answer to ping"))
 }
 

@@ -1,6 +1,10 @@
 package pubsub
 
-import "github.com/redis/go-redis/v9"
+import (
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // PublishScript appends an event to a topic's stream and publishes its envelope, atomically. It is the only way
 // events are published; any language with a Redis client can run it (EVALSHA, or EVAL).
@@ -25,8 +29,8 @@ end
 if #data > tonumber(ARGV[5]) then
   return redis.error_reply('ERR event too large')
 end
-local ok, obj = pcall(cjson.decode, data)
-if not ok then
+local ok, obj, decodeErr = pcall(cjson.decode, data)
+if not ok or decodeErr then
   return redis.error_reply('ERR data is not valid JSON')
 end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -54,4 +58,17 @@ end
 return id
 `
 
-var publishScript = redis.NewScript(PublishScript)
+var (
+	publishScript        = redis.NewScript(PublishScript)
+	shardedPublishScript = redis.NewScript(PublishScriptFor(true))
+)
+
+// PublishScriptFor returns the publish script for a hub with or without redis.sharded_pubsub. Sharded, it is
+// PublishScript with SPUBLISH in place of PUBLISH: the channel shares its topic's hash tag, so the shard that stores
+// the event also delivers it, and no other shard hears of it.
+func PublishScriptFor(sharded bool) string {
+	if !sharded {
+		return PublishScript
+	}
+	return strings.Replace(PublishScript, "redis.call('PUBLISH',", "redis.call('SPUBLISH',", 1)
+}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -33,8 +32,8 @@ type Store struct {
 	log  zerolog.Logger
 	hm   *hub.Metrics
 	// reads coalesces identical concurrent replays: after a hub restart every client of a topic asks for the same
-	// range at once, and one XRANGE answers them all.
-	reads singleflight.Group
+	// range at once, and one XRANGE answers them all (each caller only a read sent after it asked: see readGroup).
+	reads readGroup
 }
 
 // NewStore returns a Store on rdb.
@@ -58,55 +57,62 @@ func (s *Store) Keys() Keys { return s.keys }
 // The returned events are shared with other readers and must not be modified.
 func (s *Store) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
 	key := topic + "\x00" + after.String() + "\x00" + strconv.Itoa(limit)
-	ch := s.reads.DoChan(key, func() (any, error) {
+	return s.reads.do(ctx, key, func() ([]*hub.Event, error) {
 		// Detached from the first caller's context, so its leaving does not fail the others; the read is bounded
 		// by the client's own timeouts.
 		return s.read(context.WithoutCancel(ctx), topic, after, limit, hub.SourceReplay)
 	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return r.Val.([]*hub.Event), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }
 
 func (s *Store) read(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, error) {
+	evs, _, err := s.readRaw(ctx, topic, after, limit, src)
+	return evs, err
+}
+
+// readRaw is read that also returns the id of the last entry it examined, valid or not, so a reader that keeps a
+// position (the Subscriber) can move past invalid entries instead of meeting them again. Drops are counted and
+// logged only for the Subscriber's reads (src repair): replays of the same entries by every resuming client would
+// count one bad entry many times.
+func (s *Store) readRaw(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, hub.ID, error) {
 	out := make([]*hub.Event, 0, min(limit, 1024))
 	var carry *hub.ID // the prev to give the next valid event, after dropped ones
 	for len(out) < limit {
 		want := limit - len(out)
 		msgs, err := s.rdb.XRangeN(ctx, s.keys.Stream(topic), "("+after.String(), "+", int64(want)).Result()
 		if err != nil {
-			return nil, fmt.Errorf("read %s after %s: %w", topic, after, err)
+			return nil, after, fmt.Errorf("read %s after %s: %w", topic, after, err)
 		}
 		for _, m := range msgs {
 			ev, reason := fromEntry(topic, m, s.max, src)
-			if reason != "" {
-				s.drop(topic, m.ID, reason)
-				if carry == nil && ev != nil {
-					p := ev.Prev
-					carry = &p
+			if reason == "" {
+				if carry != nil {
+					ev.Prev, carry = *carry, nil
 				}
-				if ev != nil {
-					after = ev.ID
-				}
+				out = append(out, ev)
+				after = ev.ID
 				continue
 			}
-			if carry != nil {
-				ev.Prev, carry = *carry, nil
+			if src == hub.SourceRepair {
+				s.drop(topic, m.ID, reason)
 			}
-			out = append(out, ev)
-			after = ev.ID
+			if carry == nil {
+				// The dropped entry's own prev when it has one (it may reveal a gap before it), else the entry read
+				// just before it: the chain continues across the dropped entry either way.
+				p := after
+				if ev != nil && reason != dropBadEntry {
+					p = ev.Prev
+				}
+				carry = &p
+			}
+			if id, err := hub.ParseID(m.ID); err == nil {
+				after = id
+			}
 		}
 		if len(msgs) < want {
 			break
 		}
 	}
-	return out, nil
+	return out, after, nil
 }
 
 // Tail returns the last n valid events of topic, oldest first.
@@ -119,8 +125,7 @@ func (s *Store) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, er
 	for i := len(msgs) - 1; i >= 0; i-- {
 		ev, reason := fromEntry(topic, msgs[i], s.max, hub.SourceReplay)
 		if reason != "" {
-			s.drop(topic, msgs[i].ID, reason)
-			continue
+			continue // counted by the Subscriber, which reads every entry once
 		}
 		out = append(out, ev)
 	}

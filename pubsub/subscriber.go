@@ -25,6 +25,7 @@ type SubscriberConfig struct {
 	TailCheck     time.Duration // how often each followed topic's stream end is compared with what was delivered (default 5s)
 	PingEvery     time.Duration // a silent pub/sub connection is pinged this often, and dropped after two silent rounds (default 5s)
 	QueueLimit    int           // live messages waiting for the processor; past it they are dropped and repaired from the stream (default 100000)
+	Sharded       bool          // SSUBSCRIBE (Redis 7): each topic's channel is served by its slot's master only; publishers must SPUBLISH
 	Logger        zerolog.Logger
 	Registerer    prometheus.Registerer
 	HubMetrics    *hub.Metrics
@@ -58,7 +59,7 @@ type Subscriber struct {
 	log zerolog.Logger
 
 	psMu     sync.Mutex // guards ps and channels: the reader may replace the connection
-	ps       *redis.PubSub
+	ps       liveConn
 	channels map[string]struct{}
 
 	mu       sync.Mutex
@@ -178,7 +179,7 @@ func (s *Subscriber) take() ([]item, []string) {
 // Run subscribes and feeds b until ctx ends; it returns when both of its goroutines have.
 func (s *Subscriber) Run(ctx context.Context, b Broadcaster) error {
 	s.psMu.Lock()
-	s.ps = s.rdb.Subscribe(ctx)
+	s.ps = s.open(ctx)
 	s.psMu.Unlock()
 	var wg sync.WaitGroup
 	wg.Add(2)

@@ -27,6 +27,9 @@ const maxBatch = 128
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
+// batchPool holds the slices live batches are gathered in: shared, so an idle stream keeps none of its own.
+var batchPool = sync.Pool{New: func() any { b := make([]*hub.Event, 0, maxBatch); return &b }}
+
 // conn is one open stream. It is used by the handler's goroutine only.
 type conn struct {
 	h         *Handler
@@ -35,8 +38,8 @@ type conn struct {
 	sub       *hub.Subscription
 	multi     bool
 	lastWrite time.Time
+	rearm     time.Time // when the write deadline must be pushed back again
 	delivered int64
-	batch     []*hub.Event
 }
 
 func newConn(h *Handler, w http.ResponseWriter, sub *hub.Subscription) *conn {
@@ -82,6 +85,11 @@ func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) Clos
 			if err := c.live(ev); err != nil {
 				return c.reason(ctx, err)
 			}
+			if c.sub.Lagged() { // a repair burst overflowed the queue: read the rest from the store
+				if err := c.sub.CatchUp(ctx, c); err != nil {
+					return c.reason(ctx, err)
+				}
+			}
 		case <-timer.C:
 			if idle := time.Since(c.lastWrite); idle < hb {
 				timer.Reset(hb - idle) // something was written meanwhile: the stream is not silent yet
@@ -119,18 +127,21 @@ func retryFrame(base time.Duration) []byte {
 
 // live takes ev and whatever else is queued, and writes them with one write and one flush.
 func (c *conn) live(ev *hub.Event) error {
-	c.batch = append(c.batch[:0], ev)
-	for len(c.batch) < maxBatch {
+	bp := batchPool.Get().(*[]*hub.Event)
+	batch := append((*bp)[:0], ev)
+	for len(batch) < maxBatch {
 		select {
 		case ev := <-c.sub.Events():
-			c.batch = append(c.batch, ev)
+			batch = append(batch, ev)
 			continue
 		default:
 		}
 		break
 	}
-	err := c.send(c.batch, true)
-	clear(c.batch) // do not keep events alive while idle
+	err := c.send(batch, true)
+	clear(batch) // pooled slices must not keep events alive
+	*bp = batch[:0]
+	batchPool.Put(bp)
 	return err
 }
 
@@ -174,8 +185,9 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 		b = append(b, wire...)
 	}
 	var err error
+	now := time.Now() // one clock read per batch: on some VMs it costs as much as the rest of a delivery
 	if len(b) > 0 {
-		err = c.write(b)
+		err = c.writeAt(b, now)
 	}
 	if cap(b) <= 256<<10 { // a huge batch's buffer is left to the GC rather than kept in the pool
 		*bp = b[:0]
@@ -189,10 +201,10 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	m := c.h.cfg.Metrics
 	m.delivered.Add(float64(n))
 	if live {
-		now := time.Now().UnixMilli()
+		ms := now.UnixMilli()
 		for _, ev := range batch {
 			if ev.Stored() {
-				m.latency.Observe(float64(now-int64(ev.ID.Ms)) / 1000)
+				m.latency.Observe(float64(ms-int64(ev.ID.Ms)) / 1000)
 			}
 		}
 	}
@@ -202,12 +214,21 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 // errEnded stops a write to a subscription that has ended.
 var errEnded = errors.New("subscription ended")
 
-// write sends b and flushes it within the write timeout, which is set per write (the server-wide WriteTimeout
-// would cut every long-lived stream). The subscription's end sets the deadline to now (OnEnd); checking Done after
-// setting ours means that one of the two always comes last, so an evicted client is never written to for long.
-func (c *conn) write(b []byte) error {
-	now := time.Now()
-	_ = c.rc.SetWriteDeadline(now.Add(c.h.cfg.WriteTimeout))
+// write sends b and flushes it within the write timeout, which is set per stream rather than server-wide (the
+// server's WriteTimeout would cut every long-lived stream). The subscription's end sets the deadline to now
+// (OnEnd); checking Done after setting ours means that one of the two always comes last, so an evicted client is
+// never written to for long.
+func (c *conn) write(b []byte) error { return c.writeAt(b, time.Now()) }
+
+// writeAt is write at a time the caller has read already. Arming a deadline costs two clock reads and a runtime
+// timer update, more than the rest of a delivery, so it is re-armed only once it is WriteTimeout/8 old: every write
+// still has between 7/8 of WriteTimeout and all of it, and a stuck client is never kept longer than WriteTimeout.
+func (c *conn) writeAt(b []byte, now time.Time) error {
+	if !now.Before(c.rearm) {
+		wt := c.h.cfg.WriteTimeout
+		_ = c.rc.SetWriteDeadline(now.Add(wt))
+		c.rearm = now.Add(wt / 8)
+	}
 	select {
 	case <-c.sub.Done():
 		return errEnded
@@ -220,6 +241,7 @@ func (c *conn) write(b []byte) error {
 func (c *conn) writeFinal(b []byte) error {
 	now := time.Now()
 	_ = c.rc.SetWriteDeadline(now.Add(min(c.h.cfg.WriteTimeout, time.Second)))
+	c.rearm = time.Time{}
 	return c.flushOut(b, now)
 }
 

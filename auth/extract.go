@@ -1,0 +1,114 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+)
+
+// MaxTokenBytes bounds a token; anything longer is refused before any parsing.
+const MaxTokenBytes = 8 << 10
+
+// DefaultCookie is the cookie read when none is configured.
+const DefaultCookie = "hub_token"
+
+// Extractor finds a request's token: the Authorization header first, then the cookie, then (only when AllowQuery)
+// the access_token query parameter. The query is off by default because URLs end up in proxy logs, browser
+// history and Referer headers.
+type Extractor struct {
+	Cookie     string // default DefaultCookie
+	AllowQuery bool
+}
+
+// Extract returns the token, "" when the request carries none, or an *Error when what it carries is unusable:
+// several Authorization headers or access_token parameters, a scheme other than Bearer, a token in the URL while
+// that is off, or something that is not a compact JWS. Being strict here means no ambiguity about which
+// credential was meant.
+func (x Extractor) Extract(r *http.Request) (string, error) {
+	q := r.URL.Query()["access_token"]
+	if len(q) > 0 && !x.AllowQuery {
+		return "", refuse(ReasonQueryToken, "access_token in the URL is disabled (auth.allow_query_token); send the token in the Authorization header or the "+x.cookie()+" cookie")
+	}
+	if len(q) > 1 {
+		return "", refuse(ReasonBadToken, "several access_token parameters")
+	}
+	if h := r.Header.Values("Authorization"); len(h) > 0 {
+		if len(h) > 1 {
+			return "", refuse(ReasonBadToken, "several Authorization headers")
+		}
+		scheme, tok, ok := strings.Cut(strings.TrimSpace(h[0]), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return "", refuse(ReasonBadToken, `the Authorization header must be "Bearer <token>"`)
+		}
+		return checkShape(strings.TrimSpace(tok))
+	}
+	if x.cookie() != "" {
+		if cs := r.CookiesNamed(x.cookie()); len(cs) > 0 && cs[0].Value != "" {
+			return checkShape(cs[0].Value) // browsers send the most specific path first
+		}
+	}
+	if len(q) == 1 {
+		return checkShape(q[0])
+	}
+	return "", nil
+}
+
+func (x Extractor) cookie() string {
+	if x.Cookie == "" {
+		return DefaultCookie
+	}
+	return x.Cookie
+}
+
+// checkShape accepts only what a compact JWS can be: three dot-separated base64url parts, bounded in length.
+func checkShape(tok string) (string, error) {
+	if tok == "" || len(tok) > MaxTokenBytes {
+		return "", refuse(ReasonBadToken, "malformed token: empty or longer than 8 KiB")
+	}
+	dots := 0
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		switch {
+		case c == '.':
+			dots++
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			return "", refuse(ReasonBadToken, "malformed token: only base64url characters and dots are allowed")
+		}
+	}
+	if dots != 2 {
+		return "", refuse(ReasonBadToken, "malformed token: a JWT has three dot-separated parts")
+	}
+	return tok, nil
+}
+
+// Authenticator turns a request into an Identity. With no Verifier every request is anonymous (and any token it
+// carries is ignored); with one, a request without a token is anonymous only when Anonymous is set, and a token
+// that is present must verify: a bad token is never downgraded to anonymous access.
+type Authenticator struct {
+	Verifier  *Verifier
+	Anonymous bool
+	Extractor Extractor
+}
+
+// anonymous may read and write every topic: it exists for development and for hubs behind an authenticating proxy.
+var anonymous = Identity{Grant: Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}}
+
+// Authenticate returns who r comes from, or an *Error.
+func (a *Authenticator) Authenticate(r *http.Request) (*Identity, error) {
+	if a.Verifier == nil {
+		id := anonymous
+		return &id, nil
+	}
+	tok, err := a.Extractor.Extract(r)
+	if err != nil {
+		return nil, err
+	}
+	if tok == "" {
+		if a.Anonymous {
+			id := anonymous
+			return &id, nil
+		}
+		return nil, refuse(ReasonNoToken, "authentication required: send a token as \"Authorization: Bearer <token>\" or in the "+a.Extractor.cookie()+" cookie")
+	}
+	return a.Verifier.Verify(tok)
+}

@@ -1,0 +1,98 @@
+package auth
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/syncverse/hub/hub"
+)
+
+func TestMatch(t *testing.T) {
+	cases := []struct {
+		pattern, topic string
+		want           bool
+	}{
+		{"project.42", "project.42", true},
+		{"project.42", "project.421", false},
+		{"project.42", "project.4", false},
+		{"project.*", "project.42", true},
+		{"project.*", "project.", true},
+		{"project.*", "project", false},
+		{"project.*", "projectX", false},
+		{"project*", "project-secret", true},
+		{"*", "anything", true},
+		{"", "", true}, // never reached: an empty entry fails ValidatePattern and an empty topic fails ValidateTopic
+	}
+	for _, c := range cases {
+		if got := Match(c.pattern, c.topic); got != c.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", c.pattern, c.topic, got, c.want)
+		}
+	}
+}
+
+func TestValidatePattern(t *testing.T) {
+	for _, p := range []string{"*", "a", "project.*", "wf-7f3a", "a:b_c.d-*", strings.Repeat("x", 128), strings.Repeat("x", 128) + "*"} {
+		if err := ValidatePattern(p); err != nil {
+			t.Errorf("ValidatePattern(%q) = %v, want nil", p, err)
+		}
+	}
+	for _, p := range []string{"", "**", "*.a", "a*b", "a**", "{a}", "a b", "a\nb", "a\x00", strings.Repeat("x", 129)} {
+		if err := ValidatePattern(p); !errors.Is(err, ErrBadPattern) {
+			t.Errorf("ValidatePattern(%q) = %v, want ErrBadPattern", p, err)
+		}
+	}
+}
+
+func TestCheckSubscribeNamesEveryDeniedTopic(t *testing.T) {
+	g := Grant{Subscribe: []string{"project.*", "wf-1"}, Publish: []string{"wf-1"}}
+	if err := g.CheckSubscribe([]string{"project.1", "wf-1"}); err != nil {
+		t.Errorf("CheckSubscribe(allowed) = %v, want nil", err)
+	}
+	err := g.CheckSubscribe([]string{"project.1", "secret", "wf-2"})
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Status() != 403 || !strings.Contains(err.Error(), "secret, wf-2") {
+		t.Errorf("CheckSubscribe(two denied) = %v, want a 403 naming secret and wf-2", err)
+	}
+	if err := g.CheckPublish("project.1"); err == nil {
+		t.Errorf("CheckPublish(project.1) = nil, want 403: a subscribe grant does not allow publishing")
+	}
+	many := make([]string, 20)
+	for i := range many {
+		many[i] = "x" + strings.Repeat("y", i)
+	}
+	if err := g.CheckSubscribe(many); !strings.Contains(err.Error(), "and 12 more") {
+		t.Errorf("CheckSubscribe(20 denied) = %q, want a bounded list", err)
+	}
+}
+
+// FuzzMatch holds Match to what a grant promises: an exact entry covers only itself, a prefix entry only topics
+// with that prefix, and CheckSubscribe agrees with Match.
+func FuzzMatch(f *testing.F) {
+	for _, s := range [][2]string{{"project.*", "project.42"}, {"*", "x"}, {"a", "a"}, {"a*", "b"}, {"a.*", "a"}, {"**", "*"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, topic string) {
+		got := Match(pattern, topic)
+		prefix, wild := strings.CutSuffix(pattern, "*")
+		if !wild && got != (pattern == topic) {
+			t.Fatalf("Match(%q, %q) = %v for an exact pattern", pattern, topic, got)
+		}
+		if wild && got != strings.HasPrefix(topic, prefix) {
+			t.Fatalf("Match(%q, %q) = %v for a prefix pattern", pattern, topic, got)
+		}
+		if ValidatePattern(pattern) != nil || hub.ValidateTopic(topic) != nil {
+			return
+		}
+		if strings.Contains(prefix, "*") {
+			t.Fatalf("ValidatePattern(%q) accepted an inner '*'", pattern)
+		}
+		err := Grant{Subscribe: []string{pattern}}.CheckSubscribe([]string{topic})
+		if (err == nil) != got {
+			t.Fatalf("CheckSubscribe([%q]) on grant [%q] = %v, Match = %v", topic, pattern, err, got)
+		}
+		if !wild && Match(pattern, topic+"x") {
+			t.Fatalf("exact pattern %q covers the longer topic %q", pattern, topic+"x")
+		}
+	})
+}

@@ -1,0 +1,361 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// readBuf is the client's read size: a few frames at a time is plenty, and thousands of clients must stay cheap.
+const readBuf = 2 << 10
+
+// client is one SSE connection of the load: a goroutine, a small read buffer, and what it needs to check each
+// delivery. It speaks HTTP/1.1 itself (chunked bodies, SSE lines) so that the load generator costs the machine as
+// little as possible next to the hub it measures.
+type client struct {
+	run  *load
+	conn net.Conn
+
+	start    time.Time // when it began to connect
+	err      error     // why it stopped, when that was not the end of the run
+	opened   time.Time // when the retry hint arrived: the stream is open
+	first    time.Time // first event
+	last     time.Time // when the want-th event arrived
+	received int
+	got      []uint64 // bit per event index
+	lastSeq  []int64  // per publisher
+	lastID   [2]uint64
+	dups     int
+	disorder int
+	resets   int
+	foreign  int
+	beats    int
+
+	// chunked-body and line state
+	chunkLeft int
+	chunkHex  int
+	inHex     bool
+	hexExt    bool
+	skipCRLF  int
+	line      []byte
+	frameID   [2]uint64
+	hasID     bool
+	p, s, t   int64
+	hasData   bool
+}
+
+// load is what the clients of one scenario share.
+type load struct {
+	host, path, lastEventID string
+	perPub, pubs            int
+	want                    int            // events each client waits for before it counts as done
+	opened, done            sync.WaitGroup // every client calls each once
+	dialing                 chan struct{}  // a slot per connection being opened, released once it is open
+	lat                     *histogram     // publish-to-receive latency, nil when not measured
+	beats                   atomic.Int64
+}
+
+func (l *load) markOpened() {
+	l.opened.Done()
+	if l.dialing != nil {
+		<-l.dialing
+	}
+}
+
+func newClient(l *load) *client {
+	c := &client{run: l, inHex: true, lastSeq: make([]int64, l.pubs)}
+	for i := range c.lastSeq {
+		c.lastSeq[i] = -1
+	}
+	if n := l.perPub * l.pubs; n > 0 {
+		c.got = make([]uint64, (n+63)/64)
+	}
+	return c
+}
+
+// stream connects, reads until ctx ends or the hub closes the stream, and returns why it stopped. It calls
+// l.opened.Done once (even on failure) and l.done.Done when want events arrived or it gives up.
+func (c *client) stream(ctx context.Context, d *net.Dialer) error {
+	openedDone, doneDone := false, false
+	defer func() {
+		if !openedDone {
+			c.run.markOpened()
+		}
+		if !doneDone {
+			c.run.done.Done()
+		}
+	}()
+	conn, err := d.DialContext(ctx, "tcp", c.run.host)
+	if err != nil {
+		return err
+	}
+	c.conn = conn
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	defer conn.Close()
+	req := "GET " + c.run.path + " HTTP/1.1\r\nHost: " + c.run.host + "\r\nAccept: text/event-stream\r\n"
+	if c.run.lastEventID != "" {
+		req += "Last-Event-ID: " + c.run.lastEventID + "\r\n"
+	}
+	if _, err := conn.Write([]byte(req + "\r\n")); err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(conn, readBuf)
+	chunked, err := readHeader(br)
+	if err != nil {
+		return err
+	}
+	if !chunked {
+		c.chunkLeft = -1 // a body without chunks runs to the end of the connection
+	}
+	buf := make([]byte, readBuf)
+	for {
+		n, err := br.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			if ferr := c.feed(buf[:n], now); ferr != nil {
+				return ferr
+			}
+			if !openedDone && !c.opened.IsZero() {
+				openedDone = true
+				c.run.markOpened()
+			}
+			if !doneDone && c.run.want > 0 && c.received >= c.run.want {
+				doneDone = true
+				c.last = now
+				c.run.done.Done()
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// readHeader reads the response head and reports whether the body is chunked.
+func readHeader(br *bufio.Reader) (chunked bool, err error) {
+	status, err := br.ReadSlice('\n')
+	if err != nil {
+		return false, fmt.Errorf("read status: %w", err)
+	}
+	if !bytes.HasPrefix(status, []byte("HTTP/1.1 200")) {
+		return false, fmt.Errorf("hub answered %q", bytes.TrimSpace(status))
+	}
+	for {
+		h, err := br.ReadSlice('\n')
+		if err != nil {
+			return false, fmt.Errorf("read header: %w", err)
+		}
+		h = bytes.TrimRight(h, "\r\n")
+		if len(h) == 0 {
+			return chunked, nil
+		}
+		if k, v, ok := bytes.Cut(h, []byte(":")); ok && bytes.EqualFold(k, []byte("Transfer-Encoding")) {
+			chunked = bytes.Contains(bytes.ToLower(v), []byte("chunked"))
+		}
+	}
+}
+
+var errEndOfStream = errors.New("the hub ended the stream")
+
+// feed takes raw body bytes, undoes the chunked encoding and passes the payload on to lines.
+func (c *client) feed(b []byte, now time.Time) error {
+	if c.chunkLeft < 0 {
+		c.lines(b, now)
+		return nil
+	}
+	for len(b) > 0 {
+		switch {
+		case c.skipCRLF > 0:
+			c.skipCRLF--
+			b = b[1:]
+			if c.skipCRLF == 0 {
+				c.inHex, c.chunkHex = true, 0
+			}
+		case c.inHex:
+			i := bytes.IndexByte(b, '\n')
+			head := b
+			if i >= 0 {
+				head = b[:i]
+			}
+			for _, ch := range head {
+				if v, ok := hexVal(ch); ok && !c.hexExt {
+					c.chunkHex = c.chunkHex<<4 | v
+				} else if ch != '\r' {
+					c.hexExt = true // a chunk extension: keep the size, ignore the rest
+				}
+			}
+			if i < 0 {
+				return nil
+			}
+			b = b[i+1:]
+			size := c.chunkHex
+			c.hexExt = false
+			if size == 0 {
+				return errEndOfStream
+			}
+			c.inHex, c.chunkLeft = false, size
+		default:
+			n := min(c.chunkLeft, len(b))
+			c.lines(b[:n], now)
+			c.chunkLeft -= n
+			b = b[n:]
+			if c.chunkLeft == 0 {
+				c.skipCRLF = 2
+			}
+		}
+	}
+	return nil
+}
+
+func hexVal(ch byte) (int, bool) {
+	switch {
+	case ch >= '0' && ch <= '9':
+		return int(ch - '0'), true
+	case ch >= 'a' && ch <= 'f':
+		return int(ch-'a') + 10, true
+	case ch >= 'A' && ch <= 'F':
+		return int(ch-'A') + 10, true
+	}
+	return 0, false
+}
+
+// lines splits the SSE payload into lines, keeping a partial line for the next read.
+func (c *client) lines(b []byte, now time.Time) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			c.line = append(c.line, b...)
+			return
+		}
+		line := b[:i]
+		if len(c.line) > 0 {
+			c.line = append(c.line, line...)
+			line = c.line
+		}
+		c.field(bytes.TrimSuffix(line, []byte("\r")), now)
+		c.line = c.line[:0]
+		b = b[i+1:]
+	}
+}
+
+func (c *client) field(line []byte, now time.Time) {
+	switch {
+	case len(line) == 0:
+		if c.hasData {
+			c.event(now)
+		}
+		c.hasID, c.hasData = false, false
+	case line[0] == ':':
+		c.beats++
+		c.run.beats.Add(1)
+	case bytes.HasPrefix(line, []byte("id: ")):
+		c.frameID, c.hasID = parseID(line[4:])
+	case bytes.HasPrefix(line, []byte("event: reset")):
+		c.resets++
+	case bytes.HasPrefix(line, []byte("data: ")):
+		c.hasData = true
+		d := line[6:]
+		c.p, c.s, c.t = intAfter(d, `"p":`), intAfter(d, `"s":`), intAfter(d, `"t":`)
+	case bytes.HasPrefix(line, []byte("retry: ")):
+		if c.opened.IsZero() {
+			c.opened = now
+		}
+	}
+}
+
+// event checks one delivered event: its stream id must grow, each publisher's sequence must grow, and no event
+// may come twice.
+func (c *client) event(now time.Time) {
+	if c.hasID {
+		if !idLess(c.lastID, c.frameID) {
+			c.disorder++
+		}
+		c.lastID = c.frameID
+	}
+	if c.p < 0 || c.s < 0 || int(c.p) >= c.run.pubs || int(c.s) >= c.run.perPub {
+		c.foreign++
+		return
+	}
+	idx := int(c.p)*c.run.perPub + int(c.s)
+	if c.got[idx/64]&(1<<(idx%64)) != 0 {
+		c.dups++
+		return
+	}
+	c.got[idx/64] |= 1 << (idx % 64)
+	if c.s <= c.lastSeq[c.p] {
+		c.disorder++
+	}
+	c.lastSeq[c.p] = c.s
+	if c.received == 0 {
+		c.first = now
+	}
+	c.received++
+	if c.run.lat != nil && c.t > 0 {
+		c.run.lat.add(now.UnixNano() - c.t)
+	}
+}
+
+func idLess(a, b [2]uint64) bool { return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]) }
+
+func parseID(b []byte) ([2]uint64, bool) {
+	ms, seq, ok := bytes.Cut(b, []byte("-"))
+	if !ok {
+		return [2]uint64{}, false
+	}
+	m, ok1 := parseUint(ms)
+	s, ok2 := parseUint(seq)
+	return [2]uint64{m, s}, ok1 && ok2
+}
+
+func parseUint(b []byte) (uint64, bool) {
+	var n uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(ch-'0')
+	}
+	return n, len(b) > 0
+}
+
+// intAfter reads the whole number that follows key in b, or -1.
+func intAfter(b []byte, key string) int64 {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return -1
+	}
+	var n int64
+	digits := 0
+	for _, ch := range b[i+len(key):] {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		n = n*10 + int64(ch-'0')
+		digits++
+	}
+	if digits == 0 {
+		return -1
+	}
+	return n
+}
+
+// lost counts the events published successfully that the client never received.
+func (c *client) lost(ok []bool) int {
+	n := 0
+	for i, sent := range ok {
+		if sent && c.got[i/64]&(1<<(i%64)) == 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,174 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/pubsub"
+)
+
+// ErrUsage marks a command line that could not be parsed; the usage was printed already.
+var ErrUsage = errors.New("usage")
+
+// ErrCheck is returned when a delivery was lost, duplicated or out of order.
+var ErrCheck = errors.New("deliveries failed the check")
+
+type options struct {
+	scenario    string
+	url         string
+	redisURL    string
+	prefix      string
+	pid         int
+	hubBin      string
+	hubEnv      multiFlag
+	topic       string
+	conns       int
+	events      int
+	rate        float64
+	duration    time.Duration
+	publishers  int
+	payload     int
+	batch       int
+	replay      int
+	repeat      int
+	hold        time.Duration
+	drain       time.Duration
+	dialConc    int
+	asJSON      bool
+	cold        bool
+	scenarioRun func(ctx context.Context, b *benchRun) (*Result, error)
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+const usage = `hub bench: load the hub and measure it
+
+Scenarios (--scenario):
+  fanout   N clients on one topic; publish M events at R/s; check every delivery; latency, throughput, CPU, RSS
+  idle     N clients, no events, held for --hold: RSS per connection, idle CPU, heartbeats
+  replay   one client misses K events and reconnects with Last-Event-ID: time to first and last replayed event
+  storm    N clients reconnect at once, each replaying K events: time until all are done
+  publish  publishers only, as fast as Redis takes them: events/s
+
+The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
+redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).
+
+Flags:
+`
+
+// Command runs `hub bench`.
+func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := raiseNoFile(o.conns); err != nil {
+		return err
+	}
+	t, err := startTarget(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	opt, err := redis.ParseURL(t.redisURL)
+	if err != nil {
+		return fmt.Errorf("--redis-url: %w", err)
+	}
+	opt.PoolSize = max(opt.PoolSize, 2*o.publishers)
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+	b := &benchRun{o: o, t: t, pub: pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: o.prefix})}
+	res, err := o.scenarioRun(ctx, b)
+	if err != nil {
+		return err
+	}
+	if err := res.print(stdout, o.asJSON); err != nil {
+		return err
+	}
+	if !res.Check.ok() {
+		return ErrCheck
+	}
+	return nil
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm or publish")
+	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
+	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
+	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
+	fs.IntVar(&o.pid, "pid", 0, "the running hub's process `id`, to read its CPU and RSS from /proc")
+	fs.StringVar(&o.hubBin, "hub-bin", "", "start this hub `binary` instead of using --url")
+	fs.Var(&o.hubEnv, "hub-env", "`KEY=VALUE` for the started hub (repeatable), e.g. HUB_SSE_HEARTBEAT=1s")
+	fs.StringVar(&o.topic, "topic", "", "`topic` to use (default: a fresh bench.<time>)")
+	fs.IntVar(&o.conns, "conns", 1000, "SSE connections `N`")
+	fs.IntVar(&o.events, "events", 0, "events `M` to publish (default: rate × duration)")
+	fs.Float64Var(&o.rate, "rate", 200, "events per second `R`, all publishers together (0: as fast as possible)")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "publishing time when --events is not given")
+	fs.IntVar(&o.publishers, "publishers", 4, "concurrent pipelined publishers")
+	fs.IntVar(&o.payload, "payload", 128, "event data `bytes`")
+	fs.IntVar(&o.batch, "batch", 256, "most events per pipeline")
+	fs.IntVar(&o.replay, "replay", 1000, "events `K` each client replays (replay, storm)")
+	fs.IntVar(&o.repeat, "repeat", 5, "replay: measurements, the median is reported")
+	fs.BoolVar(&o.cold, "cold", false, "replay: no other client follows the topic, so the hub subscribes to it first")
+	fs.DurationVar(&o.hold, "hold", 30*time.Second, "idle: how long to hold the connections open")
+	fs.DurationVar(&o.drain, "drain", 15*time.Second, "how long to wait for deliveries after the last publish")
+	fs.IntVar(&o.dialConc, "dial-concurrency", 256, "connections being opened at once")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, ErrUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.scenario == "publish" && !set["rate"] {
+		o.rate = 0 // the publish scenario measures how fast, unless asked for a pace
+	}
+	runs := map[string]func(context.Context, *benchRun) (*Result, error){
+		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly,
+	}
+	o.scenarioRun = runs[o.scenario]
+	var bad []string
+	if o.scenarioRun == nil {
+		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish")
+	}
+	if fs.NArg() > 0 {
+		bad = append(bad, "unexpected arguments: "+strings.Join(fs.Args(), " "))
+	}
+	if o.conns < 1 || o.publishers < 1 || o.batch < 1 || o.replay < 1 || o.repeat < 1 || o.dialConc < 1 {
+		bad = append(bad, "--conns, --publishers, --batch, --replay, --repeat and --dial-concurrency must be at least 1")
+	}
+	if o.rate < 0 || o.payload < 64 {
+		bad = append(bad, "--rate must not be negative and --payload must be at least 64")
+	}
+	if o.events <= 0 {
+		o.events = int(o.rate * o.duration.Seconds())
+		if o.rate == 0 {
+			o.events = 100000
+		}
+	}
+	if o.topic == "" {
+		o.topic = fmt.Sprintf("bench.%d", time.Now().UnixNano())
+	}
+	if len(bad) > 0 {
+		fmt.Fprintln(stderr, "hub bench: "+strings.Join(bad, "; "))
+		fs.Usage()
+		return nil, ErrUsage
+	}
+	return o, nil
+}

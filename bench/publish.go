@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/syncverse/hub/pubsub"
+)
+
+// publishing is one run of the publishers: pubs goroutines, each sending perPub events of its own sequence in
+// pipelined batches through the publish script, as an agent's PublishBatch does.
+type publishing struct {
+	pub     *pubsub.Publisher
+	topic   string
+	pubs    int
+	perPub  int
+	rate    float64 // events per second, all publishers together; 0 = as fast as Redis takes them
+	payload int
+	batch   int // most events per pipeline
+
+	ok        []bool // per event index, whether the script stored it; read after run returns
+	firstSent time.Time
+	lastSent  time.Time
+	errs      []error
+}
+
+// pace is how often a rate-limited publisher sends what has come due, so a batch stays small and latency honest.
+const pace = 2 * time.Millisecond
+
+func (p *publishing) run(ctx context.Context) {
+	p.ok = make([]bool, p.pubs*p.perPub)
+	p.errs = make([]error, p.pubs)
+	p.firstSent = time.Now()
+	var wg sync.WaitGroup
+	for i := range p.pubs {
+		wg.Go(func() { p.errs[i] = p.one(ctx, i) })
+	}
+	wg.Wait()
+	p.lastSent = time.Now()
+}
+
+func (p *publishing) one(ctx context.Context, id int) error {
+	start := time.Now()
+	per := p.rate / float64(p.pubs)
+	msgs := make([]pubsub.Message, 0, p.batch)
+	var tick *time.Ticker
+	if per > 0 {
+		tick = time.NewTicker(pace)
+		defer tick.Stop()
+	}
+	var firstErr error
+	for sent := 0; sent < p.perPub; {
+		due := p.perPub
+		if per > 0 {
+			due = min(p.perPub, int(per*time.Since(start).Seconds())+1)
+		}
+		n := min(due-sent, p.batch)
+		if n > 0 {
+			msgs = msgs[:0]
+			now := time.Now().UnixNano()
+			for s := sent; s < sent+n; s++ {
+				msgs = append(msgs, pubsub.Message{Topic: p.topic, Type: "progress", Data: payload(id, s, now, p.payload)})
+			}
+			_, errs := p.pub.PublishBatch(ctx, msgs)
+			for k, err := range errs {
+				if err == nil {
+					p.ok[id*p.perPub+sent+k] = true
+				} else if firstErr == nil {
+					firstErr = err
+				}
+			}
+			sent += n
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return firstErr
+}
+
+// payload is an event's data: its publisher, its sequence, its send time, and padding up to size bytes.
+func payload(pub, seq int, sentNs int64, size int) []byte {
+	b := make([]byte, 0, max(size, 64))
+	b = append(b, `{"p":`...)
+	b = strconv.AppendInt(b, int64(pub), 10)
+	b = append(b, `,"s":`...)
+	b = strconv.AppendInt(b, int64(seq), 10)
+	b = append(b, `,"t":`...)
+	b = strconv.AppendInt(b, sentNs, 10)
+	b = append(b, `,"x":"`...)
+	for len(b) < size-2 {
+		b = append(b, 'x')
+	}
+	return append(b, `"}`...)
+}
+
+func (p *publishing) published() int {
+	n := 0
+	for _, ok := range p.ok {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *publishing) err() error {
+	for _, err := range p.errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/bits"
+	"slices"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+)
+
+// histogram records durations in microseconds with about 3 % precision, lock-free, so thousands of clients can
+// share one.
+type histogram struct {
+	buckets [64 + 40*32]atomic.Uint64
+	max     atomic.Int64
+	count   atomic.Uint64
+}
+
+func (h *histogram) add(ns int64) {
+	ns = max(ns, 0)
+	for m := h.max.Load(); ns > m && !h.max.CompareAndSwap(m, ns); m = h.max.Load() {
+	}
+	h.count.Add(1)
+	h.buckets[bucketOf(uint64(ns/1000))].Add(1)
+}
+
+func bucketOf(us uint64) int {
+	if us < 64 {
+		return int(us)
+	}
+	e := bits.Len64(us) - 6
+	return min(64+(e-1)*32+int(us>>e)-32, 64+40*32-1)
+}
+
+// lowest returns the smallest value, in microseconds, of bucket i.
+func lowest(i int) uint64 {
+	if i < 64 {
+		return uint64(i)
+	}
+	e := (i-64)/32 + 1
+	return uint64((i-64)%32+32) << e
+}
+
+// quantile returns the q-quantile (0 < q ≤ 1), as the middle of the bucket it falls in.
+func (h *histogram) quantile(q float64) time.Duration {
+	n := h.count.Load()
+	if n == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(n) + 0.5)
+	rank = max(rank, 1)
+	var seen uint64
+	for i := range h.buckets {
+		seen += h.buckets[i].Load()
+		if seen >= rank {
+			lo, hi := lowest(i), lowest(i+1)
+			d := time.Duration((lo+hi)/2) * time.Microsecond
+			return min(d, time.Duration(h.max.Load()))
+		}
+	}
+	return time.Duration(h.max.Load())
+}
+
+// Latency summarises a histogram.
+type Latency struct {
+	P50 Millis `json:"p50_ms"`
+	P90 Millis `json:"p90_ms"`
+	P99 Millis `json:"p99_ms"`
+	Max Millis `json:"max_ms"`
+}
+
+func (h *histogram) summary() Latency {
+	return Latency{P50: ms(h.quantile(.5)), P90: ms(h.quantile(.9)), P99: ms(h.quantile(.99)), Max: ms(time.Duration(h.max.Load()))}
+}
+
+func (l Latency) String() string {
+	return fmt.Sprintf("p50 %v  p90 %v  p99 %v  max %v ms", l.P50, l.P90, l.P99, l.Max)
+}
+
+// Millis is a duration in milliseconds, printed with enough digits for sub-millisecond figures.
+type Millis float64
+
+func ms(d time.Duration) Millis { return Millis(float64(d.Microseconds()) / 1000) }
+
+func (m Millis) String() string {
+	switch {
+	case m >= 100:
+		return fmt.Sprintf("%.0f", float64(m))
+	case m >= 10:
+		return fmt.Sprintf("%.1f", float64(m))
+	}
+	return fmt.Sprintf("%.2f", float64(m))
+}
+
+// medianMs returns the median of ds in milliseconds.
+func medianMs(ds []time.Duration) Millis {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return ms(s[len(s)/2])
+}
+
+// Check is the verdict on deliveries; any non-zero count fails the run.
+type Check struct {
+	Lost       int `json:"lost"`
+	Duplicated int `json:"duplicated"`
+	OutOfOrder int `json:"out_of_order"`
+	Resets     int `json:"resets"`
+	Failed     int `json:"clients_failed"`
+}
+
+func (c Check) ok() bool { return c == Check{} }
+
+// Proc is what /proc says about the hub process over a phase.
+type Proc struct {
+	RSSBeforeMiB  float64 `json:"rss_before_mib"`
+	RSSAfterMiB   float64 `json:"rss_after_mib"`
+	RSSPerConnKiB float64 `json:"rss_per_conn_kib,omitempty"`
+	HeapPerConnKB float64 `json:"heap_per_conn_kib,omitempty"`
+	StackPerConnK float64 `json:"stack_per_conn_kib,omitempty"`
+	CPUPercent    float64 `json:"cpu_percent_of_one_core"`
+	BenchCPU      float64 `json:"bench_cpu_percent_of_one_core"`
+}
+
+// Result is one scenario's figures.
+type Result struct {
+	Scenario    string  `json:"scenario"`
+	Conns       int     `json:"conns,omitempty"`
+	Events      int     `json:"events,omitempty"`
+	Published   int     `json:"published,omitempty"`
+	Rate        float64 `json:"rate_per_s,omitempty"`
+	PayloadSize int     `json:"payload_bytes,omitempty"`
+
+	ConnectAll  Millis   `json:"connect_all_ms,omitempty"`
+	ConnectEach *Latency `json:"connect_each,omitempty"`
+
+	Deliveries    int      `json:"deliveries,omitempty"`
+	DeliveriesPS  float64  `json:"deliveries_per_s,omitempty"`
+	PublishedPS   float64  `json:"published_per_s,omitempty"`
+	Latency       *Latency `json:"latency,omitempty"`
+	Heartbeats    int64    `json:"heartbeats,omitempty"`
+	Replayed      int      `json:"replayed_per_client,omitempty"`
+	FirstReplayed Millis   `json:"first_replayed_ms,omitempty"`
+	LastReplayed  Millis   `json:"last_replayed_ms,omitempty"`
+	AllDone       Millis   `json:"all_done_ms,omitempty"`
+	EachDone      *Latency `json:"each_done,omitempty"`
+
+	Proc  *Proc `json:"hub_proc,omitempty"`
+	Check Check `json:"check"`
+}
+
+func (r *Result) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k string, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	row("scenario", "%s", r.Scenario)
+	if r.Conns > 0 {
+		row("connections", "%d", r.Conns)
+	}
+	if r.Events > 0 {
+		pace := "as fast as possible"
+		if r.Rate > 0 {
+			pace = fmt.Sprintf("%.0f/s asked", r.Rate)
+		}
+		row("events", "%d published of %d (%d B payload, %s)", r.Published, r.Events, r.PayloadSize, pace)
+	}
+	if r.ConnectEach != nil {
+		row("connect", "all open in %v ms; each %v", r.ConnectAll, r.ConnectEach)
+	}
+	if r.PublishedPS > 0 {
+		row("publish rate", "%.0f events/s", r.PublishedPS)
+	}
+	if r.Deliveries > 0 {
+		row("deliveries", "%d (%.0f/s)", r.Deliveries, r.DeliveriesPS)
+	}
+	if r.Latency != nil {
+		row("publish→receive", "%v", r.Latency)
+	}
+	if r.Replayed > 0 {
+		row("replay", "%d events: first after %v ms, last after %v ms (medians)", r.Replayed, r.FirstReplayed, r.LastReplayed)
+	}
+	if r.EachDone != nil {
+		row("all clients done", "%v ms; each %v", r.AllDone, r.EachDone)
+	}
+	if r.Heartbeats > 0 {
+		row("heartbeats", "%d received", r.Heartbeats)
+	}
+	if p := r.Proc; p != nil {
+		if p.RSSAfterMiB > 0 {
+			row("hub RSS", "%.1f MiB before, %.1f MiB after (%.1f KiB per connection)", p.RSSBeforeMiB, p.RSSAfterMiB, p.RSSPerConnKiB)
+		}
+		if p.HeapPerConnKB > 0 || p.StackPerConnK > 0 {
+			row("hub Go memory", "%.1f KiB heap + %.1f KiB stack per connection", p.HeapPerConnKB, p.StackPerConnK)
+		}
+		row("hub CPU", "%.1f %% of one core (bench itself: %.1f %%)", p.CPUPercent, p.BenchCPU)
+	}
+	c := r.Check
+	verdict := "ok"
+	if !c.ok() {
+		verdict = "FAILED"
+	}
+	row("check", "%s: lost %d, duplicated %d, out of order %d, resets %d, clients failed %d",
+		verdict, c.Lost, c.Duplicated, c.OutOfOrder, c.Resets, c.Failed)
+	return tw.Flush()
+}

@@ -1,0 +1,198 @@
+package chaos
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Hub is one hub process. The binary reads its configuration from HUB_* variables; it prints
+// "hub listening on http://ADDR" on stdout once it listens, which is how the port of --listen 127.0.0.1:0 is learnt.
+type Hub struct {
+	URL  string // http://127.0.0.1:PORT
+	Addr string
+
+	cmd    *exec.Cmd
+	logs   *tailBuffer
+	exited chan struct{}
+	err    error // what Wait returned; read after exited is closed
+}
+
+// StartHub runs bin serve on listen (127.0.0.1:0 for a free port) with env (KEY=VALUE; the parent's HUB_* variables
+// are not inherited) and waits until it listens and /readyz answers 200.
+func StartHub(bin, listen string, env []string, within time.Duration) (*Hub, error) {
+	cmd := exec.Command(bin, "serve", "--listen", listen)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HUB_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
+	setParentDeath(cmd)
+	h := &Hub{cmd: cmd, logs: &tailBuffer{max: 256 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = h.logs
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() { // drains stdout until the process ends, so it never blocks on a full pipe
+			if a, ok := strings.CutPrefix(sc.Text(), "hub listening on http://"); ok {
+				select {
+				case addr <- a:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, out)
+		h.err = cmd.Wait()
+		close(h.exited)
+	}()
+	select {
+	case h.Addr = <-addr:
+	case <-h.exited:
+		return nil, fmt.Errorf("hub exited before listening (%v); logs:\n%s", h.err, h.logs)
+	case <-time.After(within):
+		h.Kill()
+		return nil, fmt.Errorf("hub not listening after %v; logs:\n%s", within, h.logs)
+	}
+	h.URL = "http://" + h.Addr
+	if err := h.WaitReady(within); err != nil {
+		h.Kill()
+		return nil, err
+	}
+	return h, nil
+}
+
+// Pid is the process id.
+func (h *Hub) Pid() int { return h.cmd.Process.Pid }
+
+// WaitReady polls /readyz until it answers 200.
+func (h *Hub) WaitReady(within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if h.Ready() == http.StatusOK {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("hub %s: /readyz not 200 within %v; logs:\n%s", h.URL, within, h.logs)
+}
+
+var probe = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
+// Ready returns the status of GET /readyz, 0 when the hub does not answer.
+func (h *Hub) Ready() int {
+	resp, err := probe.Get(h.URL + "/readyz")
+	if err != nil {
+		return 0
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Kill sends SIGKILL and waits for the process to be gone.
+func (h *Hub) Kill() {
+	_ = h.cmd.Process.Signal(syscall.SIGKILL)
+	<-h.exited
+}
+
+// Term sends SIGTERM and returns how long the hub took to exit, or an error past within.
+func (h *Hub) Term(within time.Duration) (time.Duration, error) {
+	start := time.Now()
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return 0, err
+	}
+	select {
+	case <-h.exited:
+		if h.err != nil {
+			return time.Since(start), fmt.Errorf("hub exited after SIGTERM with %v", h.err)
+		}
+		return time.Since(start), nil
+	case <-time.After(within):
+		h.Kill()
+		return time.Since(start), fmt.Errorf("hub still running %v after SIGTERM", within)
+	}
+}
+
+// Stop ends the hub if it still runs; for cleanups.
+func (h *Hub) Stop() {
+	select {
+	case <-h.exited:
+	default:
+		if _, err := h.Term(15 * time.Second); err != nil {
+			h.Kill()
+		}
+	}
+}
+
+// Logs returns the end of what the hub logged.
+func (h *Hub) Logs() string { return h.logs.String() }
+
+// Metrics scrapes /metrics and returns every sample, keyed by its series as printed (name{labels}).
+func (h *Hub) Metrics(ctx context.Context) (map[string]float64, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/metrics", nil)
+	resp, err := probe.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	out := make(map[string]float64, 256)
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	b   bytes.Buffer
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b.Write(p)
+	if t.b.Len() > t.max {
+		t.b.Next(t.b.Len() - t.max/2)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
+}

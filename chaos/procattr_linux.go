@@ -1,0 +1,26 @@
+package chaos
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setParentDeath makes the kernel kill the hub if the test process dies first, so no hub outlives an aborted run.
+func setParentDeath(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// smallReceiveBuffer sets SO_RCVBUF before the connection is made, so the window it advertises stays small from the
+// handshake on (set after connect, the first window already announced a large buffer).
+func smallReceiveBuffer(size int) func(network, address string, c syscall.RawConn) error {
+	return func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+}

@@ -1,0 +1,257 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// fakeStore is an in-memory, deterministic Store. Ids of a topic are <n>-0 for n = 1, 2, ...; each event's Prev is
+// the id before it, as the publish script writes them.
+type fakeStore struct {
+	mu        sync.Mutex
+	streams   map[string][]*Event
+	next      map[string]uint64
+	ready     map[string]chan struct{}
+	hold      bool // Follow returns a channel the test closes with release
+	follows   map[string]int
+	unfollows map[string]int
+	readErrs  int // the next readErrs Read calls fail
+	reads     int
+	afterRead func(topic string, after ID) // runs after Read computed its answer, outside the lock
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{
+		streams: map[string][]*Event{}, next: map[string]uint64{}, ready: map[string]chan struct{}{},
+		follows: map[string]int{}, unfollows: map[string]int{},
+	}
+}
+
+// append stores n new events of topic and returns them.
+func (f *fakeStore) append(topic string, n int) []*Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*Event
+	for range n {
+		s := f.streams[topic]
+		var prev ID
+		if len(s) > 0 {
+			prev = s[len(s)-1].ID
+		}
+		f.next[topic]++
+		id := ID{Ms: f.next[topic]}
+		ev := &Event{Topic: topic, ID: id, IDText: id.String(), Prev: prev, Type: "progress",
+			Data: fmt.Appendf(nil, `{"n":%d}`, id.Ms), Source: SourceLive}
+		f.streams[topic] = append(s, ev)
+		out = append(out, ev)
+	}
+	return out
+}
+
+// trim drops the oldest events of topic, keeping keep, as MAXLEN does.
+func (f *fakeStore) trim(topic string, keep int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.streams[topic]
+	if len(s) > keep {
+		f.streams[topic] = slices.Clone(s[len(s)-keep:])
+	}
+}
+
+// lose empties topic as a Redis restart without persistence would; later ids keep growing, with Prev 0-0 first.
+func (f *fakeStore) lose(topic string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.streams[topic] = nil
+}
+
+func (f *fakeStore) Follow(topic string) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.follows[topic]++
+	ch := make(chan struct{})
+	f.ready[topic] = ch
+	if !f.hold {
+		close(ch)
+	}
+	return ch
+}
+
+func (f *fakeStore) release(topic string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.ready[topic])
+}
+
+func (f *fakeStore) Unfollow(topic string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unfollows[topic]++
+}
+
+func (f *fakeStore) counts(topic string) (follows, unfollows int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.follows[topic], f.unfollows[topic]
+}
+
+func (f *fakeStore) Read(ctx context.Context, topic string, after ID, limit int) ([]*Event, error) {
+	f.mu.Lock()
+	f.reads++
+	if f.readErrs > 0 {
+		f.readErrs--
+		f.mu.Unlock()
+		return nil, fmt.Errorf("fake store: read %s: connection refused", topic)
+	}
+	var out []*Event
+	for _, ev := range f.streams[topic] {
+		if after.Less(ev.ID) && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	hook := f.afterRead
+	f.mu.Unlock()
+	if hook != nil {
+		hook(topic, after)
+	}
+	return out, nil
+}
+
+func (f *fakeStore) Tail(ctx context.Context, topic string, n int) ([]*Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.streams[topic]
+	return slices.Clone(s[max(0, len(s)-n):]), nil
+}
+
+// recSink records what Start delivers.
+type recSink struct {
+	mu      sync.Mutex
+	events  []*Event
+	idles   int
+	failOn  int // Deliver fails on this call (1-based); 0 never
+	calls   int
+	idleErr error
+}
+
+func (r *recSink) Deliver(batch []*Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.failOn == r.calls {
+		return fmt.Errorf("sink: broken pipe")
+	}
+	r.events = append(r.events, batch...)
+	return nil
+}
+
+func (r *recSink) Idle() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.idles++
+	return r.idleErr
+}
+
+func (r *recSink) got() []*Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
+}
+
+func (r *recSink) idleCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.idles
+}
+
+// describe renders events compactly for failure messages: "t:3-0", "reset(t history-lost oldest=null)".
+func describe(evs []*Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		if ev.Type == "reset" {
+			out[i] = "reset" + string(ev.Data)
+		} else if ev.Stored() {
+			out[i] = ev.Topic + ":" + ev.IDText
+		} else {
+			out[i] = ev.Topic + ":ephemeral"
+		}
+	}
+	return out
+}
+
+func ids(topic string, from, to uint64) []string {
+	var out []string
+	for n := from; n <= to; n++ {
+		out = append(out, fmt.Sprintf("%s:%d-0", topic, n))
+	}
+	return out
+}
+
+// drainAccepted takes what is queued for s now, passing each event through Accept as a consumer does.
+func drainAccepted(s *Subscription) []*Event {
+	var out []*Event
+	for {
+		select {
+		case ev := <-s.Events():
+			if s.Accept(ev) {
+				out = append(out, ev)
+			}
+		default:
+			return out
+		}
+	}
+}
+
+// waitFor polls cond until it holds or within passes.
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: still waiting for %s", within, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func isDone(s *Subscription) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+func metricValue(t *testing.T, m prometheus.Metric) float64 {
+	t.Helper()
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatalf("write metric: %v", err)
+	}
+	switch {
+	case d.Counter != nil:
+		return d.Counter.GetValue()
+	case d.Gauge != nil:
+		return d.Gauge.GetValue()
+	case d.Histogram != nil:
+		return float64(d.Histogram.GetSampleCount())
+	}
+	t.Fatalf("metric %v has no value", m.Desc())
+	return 0
+}
+
+func (f *fakeStore) Newest(ctx context.Context, topic string) (ID, error) {
+	evs, err := f.Tail(ctx, topic, 1)
+	if err != nil || len(evs) == 0 {
+		return ID{}, err
+	}
+	return evs[0].ID, nil
+}

@@ -1,0 +1,38 @@
+package limits
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Reasons label hub_http_rejected_total.
+const (
+	ReasonConnLimit   = "conn_limit"   // the hub holds limits.max_connections streams
+	ReasonConnPerIP   = "conn_per_ip"  // this address holds limits.max_connections_per_ip streams
+	ReasonPublishRate = "publish_rate" // over limits.publish_rate
+	ReasonOrigin      = "origin"       // a browser request from an origin not in cors.allowed_origins
+)
+
+// Reasons lists every reason, so a metric can show each at zero.
+var Reasons = []string{ReasonConnLimit, ReasonConnPerIP, ReasonPublishRate, ReasonOrigin}
+
+// Refusal is a request turned away by a limit.
+type Refusal struct {
+	Code       int
+	Reason     string
+	Msg        string
+	RetryAfter time.Duration // 0: no hint
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+// Status is the HTTP status to answer with.
+func (r *Refusal) Status() int { return r.Code }
+
+// SetHeaders adds Retry-After, in whole seconds rounded up, since a client that retries early is refused again.
+func (r *Refusal) SetHeaders(h http.Header) {
+	if r.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.FormatInt(int64((r.RetryAfter+time.Second-1)/time.Second), 10))
+	}
+}

@@ -1,0 +1,230 @@
+package pubsub
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/redistest"
+)
+
+// backend is one Redis server for one test, with a key prefix no other test uses.
+type backend struct {
+	rdb    *redis.Client
+	rs     *redistest.Server // nil for the explicit miniredis run
+	real   bool
+	prefix string
+	keys   Keys
+}
+
+// forBackends runs fn against the server redistest.Start gives (a real redis-server when installed) and against
+// miniredis, so one test body covers both.
+func forBackends(t *testing.T, fn func(t *testing.T, b *backend)) {
+	t.Run("redis", func(t *testing.T) {
+		rs := redistest.Start(t)
+		p := redistest.Prefix(t)
+		fn(t, &backend{rdb: rs.Client(), rs: rs, real: rs.Real(), prefix: p, keys: Keys{Prefix: p}})
+	})
+	t.Run("miniredis", func(t *testing.T) {
+		m := miniredis.RunT(t)
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { _ = c.Close() })
+		p := redistest.Prefix(t)
+		fn(t, &backend{rdb: c, prefix: p, keys: Keys{Prefix: p}})
+	})
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func (b *backend) publisher(cfg PublisherConfig) *Publisher {
+	cfg.Prefix = b.prefix
+	return NewPublisher(b.rdb, cfg)
+}
+
+func (b *backend) store() *Store {
+	return NewStore(b.rdb, StoreConfig{Prefix: b.prefix, MaxEventBytes: 1024})
+}
+
+// publish publishes with the script and returns the id, failing the test on an error.
+func (b *backend) publish(t *testing.T, topic, typ, data string) string {
+	t.Helper()
+	id, err := b.publisher(PublisherConfig{}).Publish(ctxFor(t), topic, typ, []byte(data))
+	if err != nil {
+		t.Fatalf("Publish(%s, %s, %s) = %v", topic, typ, data, err)
+	}
+	return id
+}
+
+// script runs the publish script as any client could, with channel as the live channel.
+func (b *backend) script(ctx context.Context, topic, channel, typ, data string, maxLen, maxBytes int, minID string) (string, error) {
+	return publishScript.Run(ctx, b.rdb, []string{b.keys.Stream(topic), b.keys.State(topic)},
+		channel, typ, data, maxLen, maxBytes, minID).Text()
+}
+
+// publishElsewhere stores an event with the script but publishes its envelope on another channel, as if the live
+// message were lost.
+func (b *backend) publishElsewhere(t *testing.T, topic, data string) string {
+	t.Helper()
+	id, err := b.script(ctxFor(t), topic, b.prefix+":nowhere", "progress", data, 10000, 1<<16, "")
+	if err != nil {
+		t.Fatalf("publish script to another channel: %v", err)
+	}
+	return id
+}
+
+// xadd writes a raw entry, as something other than the script might.
+func (b *backend) xadd(t *testing.T, topic string, values ...string) string {
+	t.Helper()
+	id, err := b.rdb.XAdd(ctxFor(t), &redis.XAddArgs{Stream: b.keys.Stream(topic), Values: values}).Result()
+	if err != nil {
+		t.Fatalf("XADD %s %q: %v", topic, values, err)
+	}
+	return id
+}
+
+func (b *backend) streamIDs(t *testing.T, topic string) []string {
+	t.Helper()
+	msgs, err := b.rdb.XRange(ctxFor(t), b.keys.Stream(topic), "-", "+").Result()
+	if err != nil {
+		t.Fatalf("XRANGE %s: %v", topic, err)
+	}
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.ID
+	}
+	return out
+}
+
+func value(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	m, ok := c.(prometheus.Metric)
+	if !ok {
+		t.Fatalf("%T is not a single metric", c)
+	}
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Counter != nil {
+		return d.Counter.GetValue()
+	}
+	return d.Gauge.GetValue()
+}
+
+// gathered reads a metric's value from reg: the sum over the series whose labels include want (name=value pairs).
+func gathered(t *testing.T, reg prometheus.Gatherer, name string, want ...string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	sum := 0.0
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.Metric {
+			for i := 0; i+1 < len(want); i += 2 {
+				found := false
+				for _, l := range m.Label {
+					found = found || l.GetName() == want[i] && l.GetValue() == want[i+1]
+				}
+				if !found {
+					continue metrics
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				sum += m.Counter.GetValue()
+			case m.Gauge != nil:
+				sum += m.Gauge.GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// metered returns hub metrics registered with a fresh registry, to read what a Store or Subscriber counted.
+func metered() (*hub.Metrics, *prometheus.Registry) {
+	reg := prometheus.NewRegistry()
+	return hub.NewMetrics(reg), reg
+}
+
+// recorder is a Broadcaster that keeps what it is given.
+type recorder struct {
+	mu  sync.Mutex
+	evs []*hub.Event
+}
+
+func (r *recorder) Broadcast(ev *hub.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, ev)
+}
+
+func (r *recorder) got() []*hub.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*hub.Event(nil), r.evs...)
+}
+
+// waitN waits until at least n events were broadcast and returns them all.
+func (r *recorder) waitN(t *testing.T, n int, within time.Duration) []*hub.Event {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := r.got()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %d events broadcast %q, want %d", within, len(got), describe(got), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func describe(evs []*hub.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		switch {
+		case ev.Type == "reset":
+			out[i] = "reset" + string(ev.Data)
+		case ev.Stored():
+			out[i] = ev.IDText
+		default:
+			out[i] = "ephemeral" + string(ev.Data)
+		}
+	}
+	return out
+}
+
+func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: still waiting for %s", within, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// redisXAdd is a raw XADD with an explicit id.
+type redisXAdd struct{ stream, id string }
+
+func (x redisXAdd) args() *redis.XAddArgs {
+	return &redis.XAddArgs{Stream: x.stream, ID: x.id, Values: []string{"p", "0-0", "t", "progress", "d", "{}"}}
+}

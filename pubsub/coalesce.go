@@ -1,0 +1,70 @@
+package pubsub
+
+import (
+	"context"
+	"sync"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// readGroup coalesces identical concurrent history reads, as a reconnect storm makes them, without ever handing a
+// caller a read that was sent to Redis before it arrived. That rule is what keeps replay exact: a subscription
+// registers for live events first and reads history second, so an XRANGE sent before its registration could miss
+// an event that was also broadcast before it, and the client would never see that event. Callers that arrive
+// while a read of their key is in flight therefore wait together for the next one, which is sent when the first
+// ends: one XRANGE per key at a time, each answering everyone who asked before it was sent. The zero value is ready.
+type readGroup struct {
+	mu      sync.Mutex
+	flying  map[string]*readCall // sent to Redis, answer pending
+	waiting map[string]*readCall // gathering callers until the read of the same key in flight ends
+}
+
+type readCall struct {
+	done chan struct{}
+	evs  []*hub.Event
+	err  error
+}
+
+// do returns read's answer for key, from a read sent after this call began. read runs on a goroutine of its own,
+// detached from ctx so one caller's leaving does not fail the others; it must be bounded by its own timeouts.
+func (g *readGroup) do(ctx context.Context, key string, read func() ([]*hub.Event, error)) ([]*hub.Event, error) {
+	g.mu.Lock()
+	if g.flying == nil {
+		g.flying, g.waiting = make(map[string]*readCall), make(map[string]*readCall)
+	}
+	c := g.waiting[key]
+	if c == nil {
+		c = &readCall{done: make(chan struct{})}
+		prev := g.flying[key]
+		if prev == nil {
+			g.flying[key] = c
+		} else {
+			g.waiting[key] = c
+		}
+		go g.run(key, c, prev, read)
+	}
+	g.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.evs, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (g *readGroup) run(key string, c, prev *readCall, read func() ([]*hub.Event, error)) {
+	if prev != nil {
+		<-prev.done
+		g.mu.Lock()
+		delete(g.waiting, key) // from here on, newcomers wait for the next read: this one is being sent
+		g.flying[key] = c
+		g.mu.Unlock()
+	}
+	c.evs, c.err = read()
+	g.mu.Lock()
+	if g.flying[key] == c {
+		delete(g.flying, key)
+	}
+	g.mu.Unlock()
+	close(c.done)
+}

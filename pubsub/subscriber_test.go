@@ -1,0 +1,331 @@
+package pubsub
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncverse/hub/hub"
+)
+
+const within = 10 * time.Second
+
+type running struct {
+	*Subscriber
+	rec *recorder
+	reg *prometheus.Registry
+}
+
+// startSubscriber runs a Subscriber on b until the test ends, feeding a recorder.
+func startSubscriber(t *testing.T, b *backend, cfg SubscriberConfig) *running {
+	t.Helper()
+	hm, reg := metered()
+	cfg.Prefix, cfg.HubMetrics, cfg.Registerer = b.prefix, hm, reg
+	if cfg.MaxEventBytes == 0 {
+		cfg.MaxEventBytes = 1024
+	}
+	s := NewSubscriber(b.rdb, cfg)
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = s.Run(ctx, rec) }()
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return &running{Subscriber: s, rec: rec, reg: reg}
+}
+
+func (r *running) follow(t *testing.T, topic string) {
+	t.Helper()
+	select {
+	case <-r.Follow(topic):
+	case <-time.After(within):
+		t.Fatalf("Follow(%s): not ready within %v", topic, within)
+	}
+}
+
+// checkChain fails unless evs are exactly want, in order, each Prev the id before it.
+func checkChain(t *testing.T, what string, evs []*hub.Event, want []string) {
+	t.Helper()
+	if got := describe(evs); !slices.Equal(got, want) {
+		t.Fatalf("%s: broadcast %q, want %q", what, got, want)
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Prev != evs[i-1].ID {
+			t.Errorf("%s: event %s has Prev %v, want %s", what, evs[i].IDText, evs[i].Prev, evs[i-1].IDText)
+		}
+	}
+}
+
+func TestSubscriberDeliversLiveInOrder(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{})
+		before := b.publish(t, "t", "", `{"n":"before"}`) // stored before Follow: not broadcast
+		s.follow(t, "t")
+		pub := b.publisher(PublisherConfig{})
+		var want []string
+		for i := range 50 {
+			id, err := pub.Publish(ctxFor(t), "t", "", fmt.Appendf(nil, `{"n":%d}`, i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, id)
+		}
+		got := s.rec.waitN(t, len(want), within)
+		checkChain(t, "50 live publishes", got, want)
+		if got[0].Prev.String() != before {
+			t.Errorf("first live event's Prev = %v, want %s", got[0].Prev, before)
+		}
+		if !s.Ready() {
+			t.Errorf("Ready() = false while the pub/sub connection is up")
+		}
+		if v := gathered(t, s.reg, "hub_redis_followed_topics"); v != 1 {
+			t.Errorf("hub_redis_followed_topics = %v, want 1", v)
+		}
+	})
+}
+
+// TestSubscriberFollowReadyAfterConfirmation: Follow's channel closes once the subscription is confirmed, so a
+// first SUBSCRIBE is not counted as a resubscription nor followed by a repair read.
+func TestSubscriberFollowReadyAfterConfirmation(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		got := s.rec.waitN(t, 1, within)
+		if got[0].IDText != a || got[0].Source != hub.SourceLive {
+			t.Errorf("first event after Follow: %s from %s, want %s from live", got[0].IDText, got[0].Source, a)
+		}
+		if v := gathered(t, s.reg, "hub_redis_resubscriptions_total"); v != 0 {
+			t.Errorf("hub_redis_resubscriptions_total = %v after one Follow and no reconnect, want 0", v)
+		}
+	})
+}
+
+func TestSubscriberEphemeral(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{})
+		s.follow(t, "t")
+		ch := b.keys.Channel("t")
+		b.rdb.Publish(ctxFor(t), ch, `not json`)
+		b.rdb.Publish(ctxFor(t), ch, `{"workflow":"wf-1","note":"ephemeral"}`)
+		got := s.rec.waitN(t, 1, within)
+		if len(got) != 1 || got[0].Stored() || got[0].Source != hub.SourceEphemeral || got[0].Type != hub.DefaultType {
+			t.Errorf("plain PUBLISH of garbage then JSON: broadcast %q, want only the JSON, ephemeral", describe(got))
+		}
+	})
+}
+
+func TestSubscriberRepairsALostMessage(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		s.rec.waitN(t, 1, within)
+		lost1 := b.publishElsewhere(t, "t", `{"n":"lost1"}`)
+		lost2 := b.publishElsewhere(t, "t", `{"n":"lost2"}`)
+		c := b.publish(t, "t", "", `{"n":"c"}`) // its prev reveals the gap
+		d := b.publish(t, "t", "", `{"n":"d"}`)
+		got := s.rec.waitN(t, 5, within)
+		time.Sleep(50 * time.Millisecond) // a late duplicate would show now
+		got = s.rec.got()
+		checkChain(t, "a, two lost, c, d", got, []string{a, lost1, lost2, c, d})
+		if got[1].Source != hub.SourceRepair {
+			t.Errorf("lost event came from %s, want repair", got[1].Source)
+		}
+		if v := gathered(t, s.reg, "hub_redis_gaps_total"); v < 1 {
+			t.Errorf("hub_redis_gaps_total = %v after a gap, want ≥ 1", v)
+		}
+	})
+}
+
+func TestSubscriberTailCheckCatchesALostLastMessage(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		lost := b.publishElsewhere(t, "t", `{"n":"lost"}`) // nothing published after it would reveal it
+		checkChain(t, "a then a lost last message", s.rec.waitN(t, 2, within), []string{a, lost})
+	})
+}
+
+func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		if !b.real {
+			t.Skip("CLIENT KILL needs a real redis-server")
+		}
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour, PingEvery: 200 * time.Millisecond})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		s.rec.waitN(t, 1, within)
+		if err := b.rdb.Do(ctxFor(t), "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+			t.Fatalf("CLIENT KILL TYPE pubsub: %v", err)
+		}
+		lost := b.publishElsewhere(t, "t", `{"n":"while away"}`) // only the resubscription can reveal it
+		checkChain(t, "a, then one while the connection was killed", s.rec.waitN(t, 2, within), []string{a, lost})
+		if v := gathered(t, s.reg, "hub_redis_resubscriptions_total"); v < 1 {
+			t.Errorf("hub_redis_resubscriptions_total = %v after CLIENT KILL, want ≥ 1", v)
+		}
+		c := b.publish(t, "t", "", `{"n":"c"}`)
+		checkChain(t, "live again", s.rec.waitN(t, 3, within), []string{a, lost, c})
+	})
+}
+
+func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{MaxEventBytes: 64})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		s.rec.waitN(t, 1, within)
+		ch := b.keys.Channel("t")
+		next := fmt.Sprintf("%d-0", mustID(t, a).Ms+1)
+		for _, bad := range []string{
+			`{"id":"x","prev":"0-0","type":"progress","data":{}}`,
+			fmt.Sprintf(`{"id":%q,"prev":"zz","type":"progress","data":{}}`, next),
+			fmt.Sprintf(`{"id":%q,"prev":%q,"type":"BAD","data":{}}`, next, a),
+			fmt.Sprintf(`{"id":%q,"prev":%q,"type":"progress","data":"%s"}`, next, a, strings.Repeat("x", 100)),
+		} {
+			if err := b.rdb.Publish(ctxFor(t), ch, bad).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := b.publish(t, "t", "", `{"n":"c"}`)
+		got := s.rec.waitN(t, 2, within)
+		checkChain(t, "a, four bad envelopes, c", got, []string{a, c})
+		if v := gathered(t, s.reg, "hub_events_dropped_total"); v < 4 {
+			t.Errorf("hub_events_dropped_total = %v after 4 bad envelopes, want ≥ 4", v)
+		}
+	})
+}
+
+// TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic: a well-formed envelope whose id is not in the stream must not
+// move the position past events that are.
+func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		s.rec.waitN(t, 1, within)
+		forged := fmt.Sprintf(`{"id":"99999999999999-0","prev":%q,"type":"progress","data":{}}`, a)
+		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), forged)
+		c := b.publish(t, "t", "", `{"n":"c"}`)
+		pollUntil(t, within, "the real event after a forged envelope", func() bool {
+			return slices.Contains(describe(s.rec.got()), c)
+		})
+	})
+}
+
+// TestSubscriberTailCheckCountsAnInvalidEntryOnce: an invalid entry at the stream's end is dropped and counted once,
+// not again at every tail check.
+func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond})
+		s.follow(t, "t")
+		a := b.publish(t, "t", "", `{"n":"a"}`)
+		s.rec.waitN(t, 1, within)
+		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")
+		pollUntil(t, within, "the invalid entry to be dropped", func() bool {
+			return gathered(t, s.reg, "hub_events_dropped_total", "reason", dropBadType) >= 1
+		})
+		time.Sleep(200 * time.Millisecond) // ten tail checks
+		if v := gathered(t, s.reg, "hub_events_dropped_total", "reason", dropBadType); v != 1 {
+			t.Errorf("hub_events_dropped_total{bad_type} = %v after 10 tail checks of one invalid entry, want 1", v)
+		}
+		if v := gathered(t, s.reg, "hub_redis_gaps_total"); v > 1 {
+			t.Errorf("hub_redis_gaps_total = %v for one invalid entry, want at most 1", v)
+		}
+	})
+}
+
+func TestSubscriberUnfollowUnsubscribes(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{})
+		s.follow(t, "t")
+		s.follow(t, "u")
+		ch := b.keys.Channel("t")
+		numsub := func() int64 {
+			n, err := b.rdb.PubSubNumSub(ctxFor(t), ch).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n[ch]
+		}
+		if n := numsub(); n != 1 {
+			t.Fatalf("PUBSUB NUMSUB %s after Follow = %d, want 1", ch, n)
+		}
+		s.Unfollow("t")
+		pollUntil(t, within, "PUBSUB NUMSUB "+ch+" = 0 after Unfollow", func() bool { return numsub() == 0 })
+		b.publish(t, "t", "", `{"n":"after unfollow"}`)
+		u := b.publish(t, "u", "", `{"n":"u"}`)
+		got := s.rec.waitN(t, 1, within)
+		if d := describe(got); !slices.Equal(d, []string{u}) {
+			t.Errorf("after Unfollow(t): broadcast %q, want only u's %s", d, u)
+		}
+		s.follow(t, "t") // following again works
+		tt := b.publish(t, "t", "", `{"n":"again"}`)
+		got = s.rec.waitN(t, 2, within)
+		if got[1].IDText != tt {
+			t.Errorf("after Follow(t) again: broadcast %q, want %s", describe(got), tt)
+		}
+	})
+}
+
+func TestSubscriberRunEndsWithItsContext(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := NewSubscriber(b.rdb, SubscriberConfig{Prefix: b.prefix})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx, &recorder{}) }()
+		select {
+		case <-s.Follow("t"):
+		case <-time.After(within):
+			t.Fatal("Follow not ready")
+		}
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run after cancel = %v, want nil", err)
+			}
+		case <-time.After(within):
+			t.Fatal("Run did not return after its context ended")
+		}
+		if s.Ready() {
+			t.Errorf("Ready() = true after Run returned")
+		}
+	})
+}
+
+func TestSubscriberQueueOverflowIsRepaired(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{QueueLimit: 1, TailCheck: time.Hour})
+		s.follow(t, "t")
+		pub := b.publisher(PublisherConfig{})
+		var msgs []Message
+		for i := range 200 {
+			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"i":%d}`, i)})
+		}
+		ids, errs := pub.PublishBatch(ctxFor(t), msgs)
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := s.rec.waitN(t, 200, within)
+		checkChain(t, "200 published into a queue of 1", got, ids)
+	})
+}
+
+func mustID(t *testing.T, s string) hub.ID {
+	t.Helper()
+	id, err := hub.ParseID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}

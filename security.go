@@ -1,0 +1,287 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/limits"
+	"github.com/syncverse/hub/pubsub"
+)
+
+// security holds who may do what and how much: it authenticates requests, checks grants against topics and
+// enforces the connection, rate and origin limits. Every refusal is counted once, by reason.
+type security struct {
+	authn    *auth.Authenticator
+	conns    *limits.Conns
+	rate     *limits.Rate
+	cors     *limits.CORS
+	proxies  limits.Proxies
+	rejected *prometheus.CounterVec
+	// bodyTimeout bounds reading a publish body. The server has no ReadTimeout (it would also bound streams), so
+	// without it a client could trickle a body byte by byte and hold a connection for ever.
+	bodyTimeout time.Duration
+}
+
+// identityKey is where the authenticated identity waits in an echo context.
+const identityKey = "hub.identity"
+
+// newSecurity builds the auth and limits of cfg and registers hub_http_rejected_total with reg.
+func newSecurity(cfg Config, reg prometheus.Registerer) (*security, error) {
+	var errs []error
+	s := &security{
+		authn: &auth.Authenticator{
+			Anonymous: anonymousAllowed(cfg.Auth),
+			Extractor: auth.Extractor{Cookie: cfg.Auth.CookieName, AllowQuery: cfg.Auth.AllowQueryToken},
+		},
+		conns:       limits.NewConns(cfg.Limits.MaxConnections, cfg.Limits.MaxConnectionsPerIP),
+		rate:        limits.NewRate(cfg.Limits.PublishRate, cfg.Limits.PublishBurst),
+		bodyTimeout: 15 * time.Second,
+	}
+	if !authConfigured(cfg.Auth) && !anonymousAllowed(cfg.Auth) {
+		errs = append(errs, errors.New("auth.anonymous is false but no key is configured, so no client could connect: "+
+			"set auth.hmac_secret, auth.public_key_file or auth.jwks_file"))
+	}
+	if authConfigured(cfg.Auth) {
+		v, err := auth.NewVerifier(auth.Config{
+			HMACSecret: []byte(cfg.Auth.HMACSecret), PublicKeyFile: cfg.Auth.PublicKeyFile, JWKSFile: cfg.Auth.JWKSFile,
+			Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, ClockSkew: cfg.Auth.ClockSkew,
+		})
+		errs = append(errs, err)
+		s.authn.Verifier = v
+	}
+	var err error
+	s.cors, err = limits.NewCORS(cfg.CORS.AllowedOrigins)
+	errs = append(errs, err)
+	s.proxies, err = limits.ParseProxies(cfg.Limits.TrustedProxies)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	s.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hub_http_rejected_total",
+		Help: "Requests refused by authentication, authorization or a limit, by reason.",
+	}, []string{"reason"})
+	for _, r := range auth.Reasons {
+		s.rejected.WithLabelValues(string(r))
+	}
+	for _, r := range limits.Reasons {
+		s.rejected.WithLabelValues(r)
+	}
+	reg.MustRegister(s.rejected)
+	return s, nil
+}
+
+// logMode says at start how clients are admitted, so an operator never has to guess.
+func (s *security) logMode(log zerolog.Logger, cfg Config) {
+	ev := log.Info()
+	if s.authn.Anonymous && !isLoopback(cfg.Listen) {
+		ev = log.Warn().Str("note", "auth.anonymous is on for a non-loopback listen: every client may read and publish every topic")
+	}
+	var algs []string
+	if s.authn.Verifier != nil {
+		algs = s.authn.Verifier.Algorithms()
+	}
+	ev.Bool("anonymous", s.authn.Anonymous).Strs("algorithms", algs).Bool("query_token", cfg.Auth.AllowQueryToken).
+		Strs("cors", cfg.CORS.AllowedOrigins).Msg("auth")
+}
+
+func authConfigured(a AuthConfig) bool {
+	return a.HMACSecret != "" || a.PublicKeyFile != "" || a.JWKSFile != ""
+}
+
+// anonymousAllowed: configuring a key turns anonymous access off, unless auth.anonymous says otherwise.
+func anonymousAllowed(a AuthConfig) bool {
+	if a.Anonymous != nil {
+		return *a.Anonymous
+	}
+	return !authConfigured(a)
+}
+
+// checkExposure refuses to serve anonymous clients on a non-loopback address unless the operator asked for it in
+// so many words: progress events carry project names, errors and lock holders.
+func checkExposure(cfg Config) error {
+	if authConfigured(cfg.Auth) || cfg.Auth.Anonymous != nil || isLoopback(cfg.Listen) {
+		return nil
+	}
+	return fmt.Errorf("listen %s is not a loopback address and no auth is configured, so anyone who can reach it could "+
+		"read and publish every topic: set auth.hmac_secret (HUB_AUTH_HMAC_SECRET), auth.public_key_file or auth.jwks_file, "+
+		"or set auth.anonymous: true (HUB_AUTH_ANONYMOUS=true) if a proxy in front authenticates clients", cfg.Listen)
+}
+
+// isLoopback is true only for an address that no other machine can reach; ":8080" and host names other than
+// localhost listen on (or may resolve to) public interfaces.
+func isLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func validCookieName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// refuse counts err and turns it into the JSON error answer, with the headers that tell a client what to do next.
+func (s *security) refuse(h http.Header, err error) *echo.HTTPError {
+	s.count(err)
+	var ae *auth.Error
+	var lr *limits.Refusal
+	switch {
+	case errors.As(err, &ae):
+		if ae.Status() == http.StatusUnauthorized {
+			h.Set("WWW-Authenticate", `Bearer realm="hub"`)
+		}
+		return echo.NewHTTPError(ae.Status(), ae.Error())
+	case errors.As(err, &lr):
+		lr.SetHeaders(h)
+		return echo.NewHTTPError(lr.Status(), lr.Error())
+	}
+	return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
+}
+
+// count adds a refusal to hub_http_rejected_total by its reason.
+func (s *security) count(err error) {
+	var ae *auth.Error
+	var lr *limits.Refusal
+	switch {
+	case errors.As(err, &ae):
+		s.rejected.WithLabelValues(string(ae.Reason)).Inc()
+	case errors.As(err, &lr):
+		s.rejected.WithLabelValues(lr.Reason).Inc()
+	}
+}
+
+// crossOrigin runs before routing, so a preflight is answered whatever the path.
+func (s *security) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		done, err := s.cors.Check(c.Request(), c.Response().Header())
+		if err != nil {
+			return s.refuse(c.Response().Header(), err)
+		}
+		if done {
+			return c.NoContent(http.StatusNoContent)
+		}
+		return next(c)
+	}
+}
+
+// authenticate admits a request with valid credentials (or none, when anonymous access is on).
+func (s *security) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := s.authn.Authenticate(c.Request())
+		if err != nil {
+			return s.refuse(c.Response().Header(), err)
+		}
+		c.Set(identityKey, id)
+		return next(c)
+	}
+}
+
+func identity(c echo.Context) *auth.Identity {
+	id, _ := c.Get(identityKey).(*auth.Identity)
+	if id == nil {
+		return &auth.Identity{} // a route wired without authenticate grants nothing
+	}
+	return id
+}
+
+// topicParam lets /topics/{topic}/... through only for a topic the identity may subscribe to. A malformed topic
+// goes on to the handler, which answers 400 for it.
+func (s *security) topicParam(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		topic := c.Param("topic")
+		if hub.ValidateTopic(topic) == nil {
+			if err := identity(c).Grant.CheckSubscribe([]string{topic}); err != nil {
+				return s.refuse(c.Response().Header(), err)
+			}
+		}
+		return next(c)
+	}
+}
+
+// limitPublish applies the publish rate per token, or per client address for anonymous requests.
+func (s *security) limitPublish(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.bodyTimeout))
+		key := identity(c).Key
+		if key == "" {
+			key = "ip:" + s.proxies.ClientIP(c.Request()).String()
+		}
+		if err := s.rate.Allow(key); err != nil {
+			return s.refuse(c.Response().Header(), err)
+		}
+		return next(c)
+	}
+}
+
+// checkPublish is the publish grant, checked once the body has named the topic. A malformed topic passes on to the
+// publisher, which refuses it with a 400 that says what is actually wrong.
+func (s *security) checkPublish(c echo.Context, topic string) error {
+	if hub.ValidateTopic(topic) != nil {
+		return nil
+	}
+	if err := identity(c).Grant.CheckPublish(topic); err != nil {
+		return s.refuse(c.Response().Header(), err)
+	}
+	return nil
+}
+
+// visibleTopics keeps the topics the identity may subscribe to: topic names are themselves worth protecting.
+func (s *security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubsub.TopicInfo {
+	g := identity(c).Grant
+	kept := list[:0]
+	for _, t := range list {
+		if g.CanSubscribe(t.Name) {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// limitStreams holds a connection slot for as long as a stream is open. It wraps /events outside the handler's
+// own checks, so a refused request releases its slot at once.
+func (s *security) limitStreams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		release, err := s.conns.Acquire(s.proxies.ClientIP(c.Request()))
+		if err != nil {
+			return s.refuse(c.Response().Header(), err)
+		}
+		defer release()
+		return next(c)
+	}
+}
+
+// authorizeStream is sse.Config.Authorize: the request's identity must cover every topic, and the stream ends when
+// its token does.
+func (s *security) authorizeStream(r *http.Request, topics []string) (time.Time, error) {
+	id, err := s.authn.Authenticate(r)
+	if err == nil {
+		err = id.Grant.CheckSubscribe(topics)
+	}
+	if err != nil {
+		s.count(err) // the sse handler answers it: the error carries its status
+		return time.Time{}, err
+	}
+	return id.Expires, nil
+}

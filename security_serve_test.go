@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/redistest"
+)
+
+// A stream ends when its token expires, within a second of exp, with a final auth-expired event; its subscription
+// goes with it.
+func TestStreamEndsWhenTokenExpires(t *testing.T) {
+	rs := redistest.Start(t)
+	h, admin := secureHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
+	tok := signToken(t, auth.Grant{Subscribe: []string{"expiring"}}, 2*time.Second)
+	exp := tokenExpiry(t, tok)
+	c := openSSEWith(t, h.URL, topicQuery("expiring"), bearer(tok))
+	if c.Status != http.StatusOK {
+		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
+	}
+	var last frame
+	for f := range c.frames {
+		if f.Event != "" {
+			last = f
+		}
+	}
+	ended := time.Now()
+	if last.Event != "auth-expired" || !strings.Contains(last.Data, "expired") {
+		t.Errorf("last event = %+v, want event auth-expired", last)
+	}
+	if d := ended.Sub(exp); d < -50*time.Millisecond || d > time.Second {
+		t.Errorf("stream ended %v after exp, want within a second", d)
+	}
+	waitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	if v, _ := metricValue(scrapeWith(t, h.URL, admin), "hub_sse_connections_closed_total", "reason=token_expired"); v != 1 {
+		t.Errorf("hub_sse_connections_closed_total{reason=token_expired} = %v, want 1", v)
+	}
+	if r := do(t, h.URL, call{path: "/events?topic=expiring", header: bearer(tok)}); r.status != http.StatusUnauthorized {
+		t.Errorf("reconnect with the expired token = %d %q, want 401", r.status, r.msg)
+	}
+}
+
+// tokenExpiry reads exp the way the hub does.
+func tokenExpiry(t testing.TB, tok string) time.Time {
+	t.Helper()
+	v, err := auth.NewVerifier(auth.Config{HMACSecret: []byte(testSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := v.Verify(tok)
+	if err != nil {
+		t.Fatalf("Verify(own token): %v", err)
+	}
+	return id.Expires
+}
+
+// serve refuses a public listen address when no auth is configured, says why, and starts nothing.
+func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
+	rs := redistest.Start(t)
+	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "hub.example.com:8080"} {
+		var out, errb bytes.Buffer
+		env := map[string]string{"HUB_REDIS_URL": rs.URL()}
+		err := run(context.Background(), []string{"serve", "--listen", listen}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), "not a loopback address and no auth is configured") || !strings.Contains(err.Error(), "auth.hmac_secret") {
+			t.Errorf("serve --listen %s without auth = %v, want a refusal naming the auth settings", listen, err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("serve --listen %s printed %q before refusing", listen, out.String())
+		}
+	}
+	for listen, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:8080": true, "[::1]:8080": true, "127.1.2.3:80": true,
+		"0.0.0.0:8080": false, ":8080": false, "10.0.0.1:8080": false, "example.com:80": false, "garbage": false} {
+		if got := isLoopback(listen); got != want {
+			t.Errorf("isLoopback(%q) = %v, want %v", listen, got, want)
+		}
+	}
+	var errb bytes.Buffer
+	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_AUTH_ANONYMOUS": "false"}
+	err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &bytes.Buffer{}, &errb)
+	if err == nil || !strings.Contains(err.Error(), "no client could connect") {
+		t.Errorf("serve with auth.anonymous false and no key = %v, want a refusal", err)
+	}
+	anon := true
+	for name, a := range map[string]AuthConfig{"a secret": {HMACSecret: testSecret}, "a key file": {PublicKeyFile: "k.pem"}, "anonymous on purpose": {Anonymous: &anon}} {
+		if err := checkExposure(Config{Listen: "0.0.0.0:8080", Auth: a}); err != nil {
+			t.Errorf("checkExposure(public listen, %s) = %v, want nil", name, err)
+		}
+	}
+}
+
+// With a public listen and a secret, serve starts; anonymous access is off unless asked for.
+func TestServePublicListenWithAuth(t *testing.T) {
+	rs := redistest.Start(t)
+	h := &testHub{t: t, Redis: rs, Prefix: "pub", env: map[string]string{
+		"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": "pub", "HUB_AUTH_HMAC_SECRET": testSecret, "HUB_SHUTDOWN_TIMEOUT": "5s",
+	}}
+	h.start("0.0.0.0:0")
+	t.Cleanup(func() { h.Stop() })
+	base := "http://" + strings.Replace(h.Addr, "0.0.0.0", "127.0.0.1", 1)
+	if r := do(t, base, call{path: "/events?topic=a"}); r.status != http.StatusUnauthorized {
+		t.Errorf("GET /events without a token on a public hub = %d %q, want 401", r.status, r.msg)
+	}
+}
+
+// `hub token` signs what the hub accepts, and refuses what it would refuse.
+func TestTokenCommand(t *testing.T) {
+	rs := redistest.Start(t)
+	h, _ := secureHub(t, rs, "HUB_AUTH_ISSUER=ops", "HUB_AUTH_AUDIENCE=hub")
+	var out, errb bytes.Buffer
+	args := []string{"token", "--subscribe", "project.*,wf-1", "--subscribe", "ops", "--publish", "project.42", "--ttl", "10m", "--subject", "console"}
+	if err := run(context.Background(), args, h.getenv, strings.NewReader(""), &out, &errb); err != nil {
+		t.Fatalf("hub token: %v (%s)", err, errb.String())
+	}
+	tok := strings.TrimSpace(out.String())
+	c := openSSEWith(t, h.URL, topicQuery("project.7", "wf-1", "ops"), bearer(tok))
+	if c.Status != http.StatusOK {
+		t.Fatalf("GET /events with a `hub token` token = %d %s", c.Status, c.Body)
+	}
+	c.Close()
+	if r := do(t, h.URL, call{path: "/events?topic=wf-2", header: bearer(tok)}); r.status != http.StatusForbidden {
+		t.Errorf("GET /events?topic=wf-2 = %d, want 403", r.status)
+	}
+	for name, tc := range map[string]struct {
+		args []string
+		env  map[string]string
+		has  string
+	}{
+		"no secret":   {[]string{"token", "--subscribe", "a"}, map[string]string{}, "auth.hmac_secret"},
+		"bad pattern": {[]string{"token", "--subscribe", "a*b"}, h.env, "invalid topic pattern"},
+		"no grant":    {[]string{"token"}, h.env, "grant nothing"},
+		"zero ttl":    {[]string{"token", "--subscribe", "a", "--ttl", "0s"}, h.env, "ttl"},
+	} {
+		err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.has) {
+			t.Errorf("%s: hub %v = %v, want an error with %q", name, tc.args, err, tc.has)
+		}
+	}
+	if err := run(context.Background(), []string{"token", "--bogus"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}); err != errUsage {
+		t.Errorf("hub token --bogus = %v, want errUsage", err)
+	}
+}
+
+// Neither a query token nor a Redis password reaches the logs.
+func TestSecretsNotLogged(t *testing.T) {
+	rs := redistest.Start(t)
+	h, admin := secureHub(t, rs, "HUB_AUTH_ALLOW_QUERY_TOKEN=true", "HUB_LOG_LEVEL=debug")
+	c := openSSEWith(t, h.URL, url.Values{"topic": {"q"}, "access_token": {admin}}, nil)
+	if c.Status != http.StatusOK {
+		t.Fatalf("GET /events?access_token= (allowed) = %d %s", c.Status, c.Body)
+	}
+	c.Close()
+	waitZero(t, h.URL, admin, "hub_sse_connections_active")
+	if strings.Contains(h.Logs(), admin) || strings.Contains(h.Logs(), strings.Split(admin, ".")[2]) {
+		t.Errorf("the logs hold the query token:\n%s", h.Logs())
+	}
+
+	const password = "s3cr3t-redis-pw"
+	env := map[string]string{"HUB_REDIS_URL": "redis://:" + password + "@" + rs.Addr + "/0", "HUB_REDIS_PREFIX": "pw", "HUB_SHUTDOWN_TIMEOUT": "2s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	out, logs := &syncBuffer{}, &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(1500 * time.Millisecond): // long enough for the start line and the first failed AUTH
+		cancel()
+		err = <-done
+	}
+	cancel()
+	if !strings.Contains(logs.String(), "hub started") && err == nil {
+		t.Fatalf("the hub neither started nor failed; logs:\n%s", logs)
+	}
+	for what, s := range map[string]string{"logs": logs.String(), "stdout": out.String(), "error": errString(err)} {
+		if strings.Contains(s, password) {
+			t.Errorf("the Redis password is in the %s:\n%s", what, s)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/redistest"
+)
+
+const testSecret = "security-test-secret-0123456789abcdef"
+
+// secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
+// everything, for the checks that must see past the rules under test.
+func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*testHub, string) {
+	t.Helper()
+	h := startHub(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
+	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
+}
+
+func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
+	t.Helper()
+	tok, err := auth.Sign([]byte(testSecret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
+	if err != nil {
+		t.Fatalf("auth.Sign: %v", err)
+	}
+	return tok
+}
+
+// forge signs arbitrary claims with any method and key, for the tokens the hub must refuse.
+func forge(t testing.TB, m jwt.SigningMethod, key any, claims jwt.MapClaims) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(m, claims).SignedString(key)
+	if err != nil {
+		t.Fatalf("sign %s: %v", m.Alg(), err)
+	}
+	return tok
+}
+
+// hubClaims are valid claims for grant g, shifted by the caller to make them invalid.
+func hubClaims(g auth.Grant, iat, nbf, exp time.Time) jwt.MapClaims {
+	return jwt.MapClaims{"iat": iat.Unix(), "nbf": nbf.Unix(), "exp": exp.Unix(),
+		"hub": map[string]any{"subscribe": g.Subscribe, "publish": g.Publish}}
+}
+
+// call is one request of a rule table.
+type call struct {
+	name   string
+	method string
+	path   string
+	header http.Header
+	body   string
+	status int
+	errHas string // a substring of the JSON error
+}
+
+func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+
+// reply is what came back: the status, the JSON error (or the raw body when it was not JSON) and the headers.
+type reply struct {
+	status int
+	msg    string
+	isJSON bool
+	header http.Header
+}
+
+// do sends c.
+func do(t testing.TB, base string, c call) reply {
+	t.Helper()
+	method := c.method
+	if method == "" {
+		method = http.MethodGet
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, base+c.path, strings.NewReader(c.body))
+	if err != nil {
+		t.Fatalf("%s: new request: %v", c.name, err)
+	}
+	for k, vs := range c.header {
+		req.Header[k] = vs
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %s %s: %v", c.name, method, c.path, err)
+	}
+	defer resp.Body.Close()
+	r := reply{status: resp.StatusCode, header: resp.Header}
+	if resp.StatusCode == http.StatusOK && resp.Header.Get("Content-Type") == "text/event-stream" {
+		return r // a stream: the caller only wanted to know it opened
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var e struct{ Error string }
+	if json.Unmarshal(b, &e) != nil || e.Error == "" {
+		r.msg = string(b)
+		return r
+	}
+	r.msg, r.isJSON = e.Error, true
+	return r
+}
+
+// check runs a table of calls against base; after each one, unchanged checks that it left nothing behind.
+func check(t *testing.T, base string, calls []call, unchanged func(t *testing.T)) {
+	t.Helper()
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			r := do(t, base, c)
+			if r.status != c.status || !strings.Contains(r.msg, c.errHas) {
+				t.Errorf("%s %s = %d %q, want %d with %q", c.method, clipPath(c.path), r.status, r.msg, c.status, c.errHas)
+			}
+			if r.status >= 400 && !r.isJSON {
+				t.Errorf("%s %s = %d with body %q, want a JSON {\"error\"}", c.method, clipPath(c.path), r.status, r.msg)
+			}
+			unchanged(t)
+		})
+	}
+}
+
+// quiet checks that nothing was published on topics and that no subscription or stream is left open.
+func quiet(h *testHub, token string, topics ...string) func(t *testing.T) {
+	return func(t *testing.T) {
+		t.Helper()
+		for _, topic := range topics {
+			if n := h.RDB.XLen(context.Background(), h.StreamKey(topic)).Val(); n != 0 {
+				t.Errorf("XLEN %s = %d, want 0: a refused request published", topic, n)
+			}
+		}
+		waitZero(t, h.URL, token, "hub_subscriptions", "hub_sse_connections_active")
+	}
+}
+
+// waitZero polls /metrics (with token) until every named gauge is 0.
+func waitZero(t testing.TB, base, token string, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		fams := scrapeWith(t, base, token)
+		var busy []string
+		for _, n := range names {
+			if v, _ := metricValue(fams, n); v != 0 {
+				busy = append(busy, n)
+			}
+		}
+		if len(busy) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v still not 0 after 3s: something was left behind", busy)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrapeWith is scrape for a hub whose /metrics needs a token.
+func scrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics with a token = %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// openSSEWith is openSSE with request headers (credentials, Origin, X-Forwarded-For).
+func openSSEWith(t testing.TB, base string, query url.Values, hdr http.Header) *sseClient {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events?"+query.Encode(), nil)
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatalf("GET /events?%s: %v", query.Encode(), err)
+	}
+	c := &sseClient{t: t, Status: resp.StatusCode, Header: resp.Header, frames: make(chan frame, 1024), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		c.Body = string(b)
+		close(c.ended)
+		close(c.frames)
+		return c
+	}
+	go c.read(resp.Body)
+	t.Cleanup(c.Close)
+	return c
+}
+
+func eventJSON(topic, typ string) string {
+	b, _ := json.Marshal(map[string]any{"topic": topic, "type": typ, "data": map[string]string{"workflow": "wf-1"}})
+	return string(b)
+}
+
+func clipPath(p string) string {
+	if len(p) > 80 {
+		return p[:80] + "…"
+	}
+	return p
+}
+
+func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
+
+// freePort returns a loopback address nothing listens on right now.
+func freePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

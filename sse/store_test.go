@@ -1,0 +1,93 @@
+package sse
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// memStore is an in-memory hub.Store: ids of a topic are 1-0, 2-0, ... and each Prev is the id before.
+type memStore struct {
+	mu      sync.Mutex
+	streams map[string][]*hub.Event
+	hold    map[string]chan struct{} // topics whose Follow waits for release
+}
+
+func newMemStore() *memStore {
+	return &memStore{streams: map[string][]*hub.Event{}, hold: map[string]chan struct{}{}}
+}
+
+// add stores n events of topic with the given data (printf with the event's number) and returns them.
+func (m *memStore) add(topic string, n int) []*hub.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*hub.Event
+	for range n {
+		s := m.streams[topic]
+		var prev hub.ID
+		if len(s) > 0 {
+			prev = s[len(s)-1].ID
+		}
+		id := hub.ID{Ms: uint64(len(s) + 1)}
+		ev := &hub.Event{Topic: topic, ID: id, IDText: id.String(), Prev: prev, Type: "progress",
+			Data: fmt.Appendf(nil, `{"topic":%q,"n":%d}`, topic, id.Ms), Source: hub.SourceLive}
+		m.streams[topic] = append(s, ev)
+		out = append(out, ev)
+	}
+	return out
+}
+
+func (m *memStore) holdTopic(topic string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hold[topic] = make(chan struct{})
+}
+
+func (m *memStore) release(topic string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	close(m.hold[topic])
+}
+
+func (m *memStore) Follow(topic string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ch := m.hold[topic]; ch != nil {
+		return ch
+	}
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+func (m *memStore) Unfollow(string) {}
+
+func (m *memStore) Read(_ context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*hub.Event
+	for _, ev := range m.streams[topic] {
+		if after.Less(ev.ID) && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func (m *memStore) Tail(_ context.Context, topic string, n int) ([]*hub.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.streams[topic]
+	return slices.Clone(s[max(0, len(s)-n):]), nil
+}
+
+func (m *memStore) Newest(ctx context.Context, topic string) (hub.ID, error) {
+	evs, err := m.Tail(ctx, topic, 1)
+	if err != nil || len(evs) == 0 {
+		return hub.ID{}, err
+	}
+	return evs[0].ID, nil
+}

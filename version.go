@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// version is stamped by the release build (-ldflags "-X main.version=v1.2.3"); without it the module version or
+// VCS revision recorded by the Go toolchain is used.
+var version string
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// versionCommand is `hub version`.
+func versionCommand(stdout io.Writer) error {
+	fmt.Fprintf(stdout, "hub %s %s %s/%s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// registerBuildInfo exposes the running build as hub_build_info{version,goversion} 1, so dashboards can tell
+// replicas of different releases apart during a rollout.
+func registerBuildInfo(reg prometheus.Registerer) {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "hub_build_info", Help: "Always 1; the labels name the running build.",
+	}, []string{"version", "goversion"})
+	g.WithLabelValues(buildVersion(), runtime.Version()).Set(1)
+	reg.MustRegister(g)
+}
