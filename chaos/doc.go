@@ -16,7 +16,8 @@
 //	go test -run Chaos -v ./chaos/
 //
 // It needs redis-server on PATH (it skips without, and fails when CI is set). HUB_CHAOS_SOAK=1 makes every
-// scenario longer and larger (several minutes); HUB_CHAOS_REPORT=FILE also writes the table to FILE as Markdown.
+// scenario longer and larger (several minutes); HUB_CHAOS_REPORT=FILE also writes the table to FILE as Markdown;
+// HUB_CHAOS_LOG_LEVEL=info makes the hubs log every stream's end (shown when a scenario fails). -short skips them.
 //
 // Everything listens on loopback only. Every loop here is bounded in count and in time, and every goroutine and
 // child process is owned by the test that started it.

@@ -135,6 +135,21 @@ export class Feed {
     es.onerror = () => this.onError(es);
     const onMessage = (ev) => this.onMessage(es, ev);
     for (const type of this.types) es.addEventListener(type, onMessage);
+    es.addEventListener('auth-expired', () => this.onAuthExpired(es));
+  }
+
+  /**
+   * The hub ends a stream when its token expires. Whatever renews the cookie (the page that embeds the console, or a
+   * sign-in in another tab) has had its chance by the time we reopen from our own positions: nothing is lost, and a
+   * token still expired answers 401, which onError turns into slower retries.
+   */
+  onAuthExpired(es) {
+    if (es !== this.es || this.closed) return;
+    es.close();
+    this.attempt++;
+    const wait = backoff(this.attempt);
+    this.retryTimer = setTimeout(() => this.open(), wait);
+    this.setState('reconnecting', `credentials expired; retrying in ${Math.round(wait / 1000)} s`);
   }
 
   onOpen(es) {
