@@ -64,16 +64,10 @@ func (a *api) publish(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "read body: "+err.Error())
 	}
-	var in publishBody
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil || dec.More() {
+	in, err := parsePublishBody(body)
+	if err != nil {
 		a.published.WithLabelValues("invalid").Inc()
-		return echo.NewHTTPError(http.StatusBadRequest, `body must be one JSON object {"topic","type","data"}: `+decodeError(err))
-	}
-	if in.Data == nil {
-		a.published.WithLabelValues("invalid").Inc()
-		return echo.NewHTTPError(http.StatusBadRequest, "missing data")
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	if err := a.sec.checkPublish(c, in.Topic); err != nil {
 		return err
@@ -96,11 +90,28 @@ func (a *api) publish(c echo.Context) error {
 	}
 }
 
-func decodeError(err error) string {
+// parsePublishBody reads a POST /publish body: exactly one JSON object with the known fields and a data value. The
+// topic, type and data rules are checked afterwards by the publisher, like every other publisher's.
+func parsePublishBody(body []byte) (publishBody, error) {
+	var in publishBody
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
 	if err == nil {
-		return "trailing data after the object"
+		_, err = dec.Token()
+		if err == io.EOF {
+			err = nil
+		} else if err == nil {
+			err = errors.New("trailing data after the object")
+		}
 	}
-	return err.Error()
+	if err != nil {
+		return in, fmt.Errorf(`body must be one JSON object {"topic","type","data"}: %w`, err)
+	}
+	if in.Data == nil {
+		return in, errors.New("missing data")
+	}
+	return in, nil
 }
 
 // topics is GET /topics: topics that have a stream, most recently active first, bounded.
