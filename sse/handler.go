@@ -103,6 +103,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	h.cfg.Metrics.opened.Inc()
 	h.cfg.Metrics.active.Inc()
+	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Bool("resume", resuming(req.from)).Msg("stream opened")
 	reason := c.serve(r.Context(), req.from, until)
 	h.cfg.Metrics.active.Dec()
 	h.cfg.Metrics.closed.WithLabelValues(string(reason)).Inc()
@@ -154,6 +155,15 @@ func (h *Handler) parse(r *http.Request) (*request, int, error) {
 		}
 	}
 	return &request{topics: uniq, from: from}, 0, nil
+}
+
+func resuming(from []hub.From) bool {
+	for _, f := range from {
+		if f.Set {
+			return true
+		}
+	}
+	return false
 }
 
 // writeError answers with the contract's JSON error body.
