@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -162,8 +163,14 @@ func startProc(t testing.TB, dir, name string, args ...string) *exec.Cmd {
 	waited := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(waited) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-waited
+		// SIGTERM first: nginx's master then stops its workers, which a SIGKILL would leave running.
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-waited
+		}
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("%s %s output:\n%s", name, strings.Join(args, " "), lastLines(string(b), 30))

@@ -14,9 +14,8 @@ func TestRepairBurstLagsInsteadOfEvicting(t *testing.T) {
 	s := mustSubscribe(t, h, "t")
 	mustStart(t, s, []From{{}}, &recSink{})
 	for _, ev := range st.append("t", 5) {
-		repaired := *ev
-		repaired.Source = SourceRepair
-		h.Broadcast(&repaired)
+		repaired := &Event{Topic: ev.Topic, ID: ev.ID, IDText: ev.IDText, Prev: ev.Prev, Type: ev.Type, Data: ev.Data, Source: SourceRepair}
+		h.Broadcast(repaired)
 	}
 	if isDone(s) || !s.Lagged() {
 		t.Fatalf("after a repair burst of 5 into a buffer of 2: Done=%v Lagged=%v, want running and lagged", isDone(s), s.Lagged())

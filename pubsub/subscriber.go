@@ -44,7 +44,8 @@ func (c SubscriberConfig) withDefaults() SubscriberConfig {
 	return c
 }
 
-// Subscriber feeds the hub from Redis: one pub/sub connection subscribed to the channel of every followed topic.
+// Subscriber feeds the hub from Redis: one pub/sub connection subscribed to the channel of every followed topic
+// (sharded, one per cluster master: see shardedConn).
 // It implements hub.Store. Per topic it remembers the last id it broadcast; an envelope whose prev is not that id,
 // a resubscription after a reconnect, or a periodic tail check makes it read the missing range from the stream and
 // broadcast it in order, so each event reaches the hub exactly once, in order.
