@@ -1,5 +1,5 @@
 # The hub as a small static image: docker build --build-arg VERSION=v1.2.3 -t syncverse/hub:v1.2.3 .
-# Configuration is through HUB_* variables (see config.yaml); docs/DEPLOY.md has the details.
+# Configuration is through HUB_* variables (see config.yaml); README.md ("Deploying the hub") has the details.
 
 ARG GO_VERSION=1.26
 

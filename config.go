@@ -71,7 +71,7 @@ type LimitsConfig struct {
 	TrustedProxies      []string `yaml:"trusted_proxies"` // addresses or CIDRs whose X-Forwarded-For is believed
 }
 
-// AuthConfig chooses how clients prove who they are; see docs/SECURITY.md.
+// AuthConfig chooses how clients prove who they are; see README.md, "Security".
 type AuthConfig struct {
 	// Anonymous admits requests without a token. Unset, it is true when no key is configured and false otherwise.
 	Anonymous       *bool         `yaml:"anonymous"`
