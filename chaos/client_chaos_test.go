@@ -18,7 +18,9 @@ import (
 func TestChaos06SlowConsumers(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	r.pad = strings.Repeat("x", 100)
-	h := r.startHub(r.redis.Addr, "HUB_SSE_CLIENT_BUFFER=128")
+	// A short write deadline: a stalled client whose queue is lagging behind a repair (not evicted for that) is
+	// still cut when its socket stays full, as on a loaded machine where repairs come often.
+	h := r.startHub(r.redis.Addr, "HUB_SSE_CLIENT_BUFFER=128", "HUB_SSE_WRITE_TIMEOUT=3s")
 	topics, bulk := []string{"s6"}, "s6.bulk"
 	fast, slow := NewTransport(0), NewTransport(4096)
 	defer fast.CloseIdleConnections()
@@ -76,7 +78,7 @@ func TestChaos06SlowConsumers(t *testing.T) {
 	}
 	p99During, _ := fleet.Latency(keepers)
 	// How much a stalled socket swallows depends on the kernel's buffer autotuning and on how loaded the machine
-	// is, so bulk keeps coming (bounded: 25 more rounds of 16 events of 32 KiB) until every stalled stream is closed.
+	// is, so bulk keeps coming (bounded: 10 more rounds of 16 events of 32 KiB) until every stalled stream is closed.
 	evicted := 0.0
 	bulkPub, pad := r.publisher(10000), strings.Repeat("x", 32<<10)
 	for round := 0; ; round++ {
@@ -87,7 +89,7 @@ func TestChaos06SlowConsumers(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if round == 25 {
+		if round == 10 {
 			t.Errorf("stalled clients not evicted: %v", err)
 			break
 		}
@@ -104,7 +106,7 @@ func TestChaos06SlowConsumers(t *testing.T) {
 		c.Resume()
 	}
 	truth := r.truths(append(topics, bulk))
-	recovery, err := fleet.WaitCaughtUp(newestOf(truth), 30*time.Second)
+	recovery, err := fleet.WaitCaughtUp(newestOf(truth), 60*time.Second)
 	if err != nil {
 		t.Errorf("after resuming: %v", err)
 	}

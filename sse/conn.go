@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -114,8 +115,13 @@ func (c *conn) reason(ctx context.Context, err error) CloseReason {
 		_ = c.writeFinal(retryFrame(c.h.cfg.Retry))
 		return CloseShutdown
 	}
+	// A write that missed its deadline is a client that stopped reading, even though net/http cancels the request
+	// context after any failed write; other failures with the context gone are a client that left.
 	var ended *hub.EndedError
-	if ctx.Err() == nil && err != nil && !errors.As(err, &ended) {
+	switch {
+	case err == nil || errors.As(err, &ended):
+		return CloseClientGone
+	case errors.Is(err, os.ErrDeadlineExceeded), ctx.Err() == nil:
 		return CloseWriteError
 	}
 	return CloseClientGone
