@@ -125,6 +125,7 @@ type Proc struct {
 	StackPerConnK float64 `json:"stack_per_conn_kib,omitempty"`
 	CPUPercent    float64 `json:"cpu_percent_of_one_core"`
 	BenchCPU      float64 `json:"bench_cpu_percent_of_one_core"`
+	Writes        int64   `json:"write_syscalls"`
 }
 
 // Result is one scenario's figures.
@@ -161,7 +162,9 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 		return enc.Encode(r)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k string, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	row := func(k string, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
+	}
 	row("scenario", "%s", r.Scenario)
 	if r.Conns > 0 {
 		row("connections", "%d", r.Conns)
@@ -202,6 +205,9 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 			row("hub Go memory", "%.1f KiB heap + %.1f KiB stack per connection", p.HeapPerConnKB, p.StackPerConnK)
 		}
 		row("hub CPU", "%.1f %% of one core (bench itself: %.1f %%)", p.CPUPercent, p.BenchCPU)
+		if p.Writes > 0 && r.Deliveries > 0 {
+			row("hub writes", "%d write calls, %.2f deliveries each", p.Writes, float64(r.Deliveries)/float64(p.Writes))
+		}
 	}
 	c := r.Check
 	verdict := "ok"

@@ -181,6 +181,7 @@ func (b *benchRun) measureCPU(res *Result, fn func()) {
 		res.Proc = &Proc{}
 	}
 	res.Proc.CPUPercent, res.Proc.BenchCPU = cpuPercent(h0, h1), cpuPercent(s0, s1)
+	res.Proc.Writes = h1.writes - h0.writes
 }
 
 func (b *benchRun) publishing(topic string, events int, rate float64) *publishing {

@@ -149,7 +149,9 @@ func (t *target) stop() {
 	}
 }
 
-func (t *target) hostPort() string { return strings.TrimPrefix(strings.TrimPrefix(t.url, "http://"), "https://") }
+func (t *target) hostPort() string {
+	return strings.TrimPrefix(strings.TrimPrefix(t.url, "http://"), "https://")
+}
 
 // metrics reads the named unlabelled series from the hub's /metrics.
 func (t *target) metrics(names ...string) (map[string]float64, error) {
@@ -200,9 +202,10 @@ func (t *target) waitActive(ctx context.Context, n int, within time.Duration) er
 
 // sample is one reading of a process from /proc.
 type sample struct {
-	at    time.Time
-	ticks int64 // user + system CPU, in clock ticks (USER_HZ, 100 on Linux)
-	rss   int64 // bytes
+	at     time.Time
+	ticks  int64 // user + system CPU, in clock ticks (USER_HZ, 100 on Linux)
+	rss    int64 // bytes
+	writes int64 // write system calls so far
 }
 
 func readProc(pid int) (sample, error) {
@@ -224,6 +227,13 @@ func readProc(pid int) (sample, error) {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	rssPages, _ := strconv.ParseInt(f[21], 10, 64)
 	s.ticks, s.rss = ut+st, rssPages*int64(os.Getpagesize())
+	if io, err := os.ReadFile("/proc/" + p + "/io"); err == nil { // write syscalls show how well writes are batched
+		for line := range strings.Lines(string(io)) {
+			if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+				s.writes, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			}
+		}
+	}
 	return s, nil
 }
 

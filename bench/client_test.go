@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestClientParsesChunkedFramesSplitAnywhere feeds a chunked SSE body cut at every possible point and checks that
+// the client counts the same events, heartbeats, duplicates and reorderings each time.
+func TestClientParsesChunkedFramesSplitAnywhere(t *testing.T) {
+	var sse strings.Builder
+	sse.WriteString("retry: 2000\n\n")
+	frame := func(id string, p, s int) {
+		fmt.Fprintf(&sse, "id: %s\nevent: progress\ndata: {\"p\":%d,\"s\":%d,\"t\":1,\"x\":\"xx\"}\n\n", id, p, s)
+	}
+	frame("5-0", 0, 0)
+	frame("5-1", 1, 0)
+	sse.WriteString(":heartbeat\n\n")
+	frame("6-0", 0, 1)
+	frame("6-0", 0, 1) // the same event again: a duplicate, and an id that did not grow
+	frame("7-0", 1, 2)
+	frame("8-0", 1, 1) // publisher 1 went backwards
+	body := chunk(sse.String(), 7) + "0\r\n\r\n"
+
+	for cut := 0; cut < len(body)-2; cut++ { // the stream ends at "0\r\n"; the final CRLF is never read
+		l := &load{pubs: 2, perPub: 4}
+		c := newClient(l)
+		err1 := c.feed([]byte(body[:cut]), time.Now())
+		err2 := c.feed([]byte(body[cut:]), time.Now())
+		if err1 != nil || err2 != errEndOfStream {
+			t.Fatalf("cut %d: feed = %v, %v; want nil, errEndOfStream", cut, err1, err2)
+		}
+		if c.opened.IsZero() || c.received != 5 || c.dups != 1 || c.disorder != 2 || c.beats != 1 {
+			t.Fatalf("cut %d: opened %v, received %d, dups %d, disorder %d, beats %d; want opened, 5, 1, 2, 1",
+				cut, !c.opened.IsZero(), c.received, c.dups, c.disorder, c.beats)
+		}
+		if lost := c.lost([]bool{true, true, true, false, true, true, true, true}); lost != 2 {
+			t.Fatalf("cut %d: lost = %d, want 2 (events 0/2 and 1/3 were published and never came)", cut, lost)
+		}
+	}
+}
+
+// chunk encodes s as an HTTP/1.1 chunked body of n-byte chunks, one with an extension.
+func chunk(s string, n int) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i += n {
+		part := s[i:min(i+n, len(s))]
+		ext := ""
+		if i == n {
+			ext = ";name=value"
+		}
+		fmt.Fprintf(&b, "%x%s\r\n%s\r\n", len(part), ext, part)
+	}
+	return b.String()
+}
