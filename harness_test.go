@@ -37,6 +37,12 @@ type testHub struct {
 // (HUB_SSE_HEARTBEAT=200ms, ...). It is stopped when the test ends.
 func startHub(t testing.TB, rs *redistest.Server, env ...string) *testHub {
 	t.Helper()
+	return startHubOn(t, rs, "127.0.0.1:0", env...)
+}
+
+// startHubOn is startHub on a listen address of the test's choice.
+func startHubOn(t testing.TB, rs *redistest.Server, listen string, env ...string) *testHub {
+	t.Helper()
 	h := &testHub{t: t, Redis: rs, Prefix: "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()), "-", ""), env: map[string]string{}}
 	h.env["HUB_REDIS_URL"] = rs.URL()
 	h.env["HUB_REDIS_PREFIX"] = h.Prefix
@@ -48,7 +54,7 @@ func startHub(t testing.TB, rs *redistest.Server, env ...string) *testHub {
 	}
 	h.RDB = rs.Client()
 	h.Pub = pubsub.NewPublisher(h.RDB, pubsub.PublisherConfig{Prefix: h.Prefix})
-	h.start("127.0.0.1:0")
+	h.start(listen)
 	t.Cleanup(func() { h.Stop() })
 	return h
 }

@@ -106,7 +106,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listen(ctx, cfg.Listen, cfg.SSE.WriteTimeout)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
