@@ -34,7 +34,10 @@ func TestVanishedClientWithoutFIN(t *testing.T) {
 		}
 	}
 	ip("netns", "add", ns)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run(); _ = exec.Command("ip", "link", "del", hostIf).Run() })
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "netns", "del", ns).Run()
+		_ = exec.Command("ip", "link", "del", hostIf).Run()
+	})
 	ip("link", "add", hostIf, "type", "veth", "peer", "name", clientIf)
 	ip("link", "set", clientIf, "netns", ns)
 	ip("addr", "add", hostIP+"/30", "dev", hostIf)
