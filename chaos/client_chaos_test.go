@@ -83,14 +83,25 @@ func TestChaos06SlowConsumers(t *testing.T) {
 	bulkPub, pad := r.publisher(10000), strings.Repeat("x", 32<<10)
 	for round := 0; ; round++ {
 		err := poll(3*time.Second, func() (bool, string) {
-			evicted = metric(t, h, `hub_sse_connections_closed_total{reason="slow"}`) + metric(t, h, `hub_sse_connections_closed_total{reason="write_error"}`)
+			// slow: evicted from a full queue; write_error: a write missed its deadline; client_gone: the kernel gave up
+			// on the closed window first (TCP_USER_TIMEOUT = write_timeout) and net/http saw the connection die.
+			// Only the stalled ten can be closed here: the others are checked to keep their one stream.
+			evicted = metric(t, h, `hub_sse_connections_closed_total{reason="slow"}`) + metric(t, h, `hub_sse_connections_closed_total{reason="write_error"}`) +
+				metric(t, h, `hub_sse_connections_closed_total{reason="client_gone"}`)
 			return evicted >= float64(stalled), fmt.Sprintf("%v of %d stalled streams closed", evicted, stalled)
 		})
 		if err == nil {
 			break
 		}
 		if round == 10 {
-			t.Errorf("stalled clients not evicted: %v", err)
+			m, _ := h.Metrics(ctx)
+			closed := map[string]float64{}
+			for k, v := range m {
+				if strings.HasPrefix(k, "hub_sse_connections_closed_total") || strings.HasPrefix(k, "hub_clients_evicted_total") || k == "hub_sse_connections_active" {
+					closed[k] = v
+				}
+			}
+			t.Errorf("stalled clients not evicted: %v; %v", err, closed)
 			break
 		}
 		for i := range 16 {
@@ -122,7 +133,7 @@ func TestChaos06SlowConsumers(t *testing.T) {
 		t.Errorf("p99 latency of the %d readers: %v before, %v while %d stalled; want at most %v", len(keepers), p99Before, p99During, stalled, limit)
 	}
 	record(t, Row{Scenario: "06 slow consumers (10 of 500 stall)", Published: total(truth), Reconnects: fleet.Reconnects(), Recovery: recovery,
-		Note: fmt.Sprintf("%d clients, buffer 128; stalled streams closed: %.0f as slow, %.0f at the write deadline; p99 latency of the 490 readers %v before, %v during",
+		Note: fmt.Sprintf("%d clients, buffer 128; stalled streams closed: %.0f as slow, %.0f at the write deadline or by the kernel; p99 latency of the 490 readers %v before, %v during",
 			n, slowEvicted, evicted-slowEvicted, p99Before, p99During)}.Fill(tally))
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/syncverse/hub/hub"
@@ -115,13 +116,14 @@ func (c *conn) reason(ctx context.Context, err error) CloseReason {
 		_ = c.writeFinal(retryFrame(c.h.cfg.Retry))
 		return CloseShutdown
 	}
-	// A write that missed its deadline is a client that stopped reading, even though net/http cancels the request
+	// A write that missed its deadline, or that the kernel gave up on (TCP_USER_TIMEOUT: nothing acknowledged, or a
+	// window closed for that long), is a client that stopped reading, even though net/http cancels the request
 	// context after any failed write; other failures with the context gone are a client that left.
 	var ended *hub.EndedError
 	switch {
 	case err == nil || errors.As(err, &ended):
 		return CloseClientGone
-	case errors.Is(err, os.ErrDeadlineExceeded), ctx.Err() == nil:
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT), ctx.Err() == nil:
 		return CloseWriteError
 	}
 	return CloseClientGone
