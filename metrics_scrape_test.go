@@ -14,7 +14,17 @@ import (
 // scrape fetches /metrics over HTTP and parses the text format.
 func scrape(t testing.TB, base string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	return scrapeWith(t, base, "")
+}
+
+// scrapeWith is scrape for a hub whose /metrics needs a token (none when token is empty).
+func scrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("GET /metrics: %v", err)
 	}

@@ -6,15 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
@@ -161,55 +157,6 @@ func waitZero(t testing.TB, base, token string, names ...string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// scrapeWith is scrape for a hub whose /metrics needs a token.
-func scrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics with a token = %s", resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// openSSEWith is openSSE with request headers (credentials, Origin, X-Forwarded-For).
-func openSSEWith(t testing.TB, base string, query url.Values, hdr http.Header) *sseClient {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events?"+query.Encode(), nil)
-	for k, vs := range hdr {
-		req.Header[k] = vs
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatalf("GET /events?%s: %v", query.Encode(), err)
-	}
-	c := &sseClient{t: t, Status: resp.StatusCode, Header: resp.Header, frames: make(chan frame, 1024), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		cancel()
-		c.Body = string(b)
-		close(c.ended)
-		close(c.frames)
-		return c
-	}
-	go c.read(resp.Body)
-	t.Cleanup(c.Close)
-	return c
 }
 
 func eventJSON(topic, typ string) string {

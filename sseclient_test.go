@@ -35,17 +35,27 @@ type sseClient struct {
 // openSSE connects to base+/events with the query and Last-Event-ID (when not empty).
 func openSSE(t testing.TB, base string, query url.Values, lastEventID string) *sseClient {
 	t.Helper()
+	hdr := http.Header{}
+	if lastEventID != "" {
+		hdr.Set("Last-Event-ID", lastEventID)
+	}
+	return openSSEWith(t, base, query, hdr)
+}
+
+// openSSEWith is openSSE with request headers (credentials, Origin, X-Forwarded-For).
+func openSSEWith(t testing.TB, base string, query url.Values, hdr http.Header) *sseClient {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events?"+query.Encode(), nil)
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
+	for k, vs := range hdr {
+		req.Header[k] = vs
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
 		t.Fatalf("GET /events?%s: %v", query.Encode(), err)
 	}
-	c := &sseClient{t: t, Status: resp.StatusCode, Header: resp.Header, frames: make(chan frame, 100000), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	c := &sseClient{t: t, Status: resp.StatusCode, Header: resp.Header, frames: make(chan frame, 4096), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
