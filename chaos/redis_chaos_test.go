@@ -12,6 +12,25 @@ import (
 	"github.com/syncverse/hub/internal/redistest"
 )
 
+// runMixed runs a mixedFleet against base until the test ends (two minutes at most) and waits until every client is
+// connected.
+func runMixed(t *testing.T, base string, topics []string, multi int) (*Fleet, context.Context) {
+	t.Helper()
+	tr := NewTransport(0)
+	fleet := mixedFleet([]string{base}, topics, multi, tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	fleet.Run(ctx)
+	t.Cleanup(func() {
+		fleet.Stop()
+		cancel()
+		tr.CloseIdleConnections()
+	})
+	if err := fleet.WaitConnected(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return fleet, ctx
+}
+
 // mixedFleet subscribes two clients to each topic alone and multi clients to all of them at once (cursor a=ID;b=ID),
 // every one from the start of the streams.
 func mixedFleet(base []string, topics []string, multi int, transport http.RoundTripper) *Fleet {
@@ -31,16 +50,7 @@ func TestChaos01PubSubKilled(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	h := r.startHub(r.redis.Addr)
 	topics := topicNames("s1", 5)
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	fleet := mixedFleet([]string{h.URL}, topics, 10, tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	fleet, ctx := runMixed(t, h.URL, topics, 10)
 	measure(fleet)
 
 	n := scale(5000, 50000)
@@ -186,16 +196,7 @@ func TestChaos00ProxyPartition(t *testing.T) {
 	defer px.Close()
 	h := r.startHub(px.Addr)
 	topics := topicNames("px", 3)
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	fleet := mixedFleet([]string{h.URL}, topics, 4, tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	fleet, ctx := runMixed(t, h.URL, topics, 4)
 	rw := watchReady(h)
 	hold := time.Duration(scale(2, 10)) * time.Second
 	var healed time.Time
@@ -231,16 +232,7 @@ func TestChaos02RedisRestartAOF(t *testing.T) {
 	r := newRig(t, redistest.Options{AppendOnly: true})
 	h := r.startHub(r.redis.Addr)
 	topics := topicNames("s2", 3)
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	fleet := mixedFleet([]string{h.URL}, topics, 4, tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	fleet, ctx := runMixed(t, h.URL, topics, 4)
 	rw := watchReady(h)
 	var restarted time.Time
 	l, recovery := r.faultUnderLoad(ctx, fleet, scale(2500, 10000), topics, 500, time.Second,
@@ -280,16 +272,7 @@ func TestChaos03RedisRestartEmpty(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	h := r.startHub(r.redis.Addr)
 	topics := topicNames("s3", 3)
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	fleet := mixedFleet([]string{h.URL}, topics, 4, tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	fleet, ctx := runMixed(t, h.URL, topics, 4)
 	n := scale(300, 3000)
 	r.publish(ctx, 1, n, topics, 2000)
 	before := r.truths(topics)
@@ -311,6 +294,8 @@ func TestChaos03RedisRestartEmpty(t *testing.T) {
 		t.Errorf("clients did not reach the new history: %v", err)
 	}
 	recovery := time.Since(restarted) // includes publishing the new history
+	tr := NewTransport(0)
+	defer tr.CloseIdleConnections()
 	late := NewClient(ClientConfig{URLs: []string{h.URL}, Topics: topics[:1], Transport: tr,
 		LastEventID: before[topics[0]][len(before[topics[0]])-1].String()})
 	late.Run(ctx)
