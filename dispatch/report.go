@@ -159,12 +159,9 @@ func (r report) violations(cfg config) []string {
 
 func (r report) print(w io.Writer, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k string, v any) { fmt.Fprintf(tw, "  %s\t%v\n", k, v) }
+	tw, row := table(w)
 	fmt.Fprintf(tw, "dispatch-test: %d dispatches over %d entities, concurrency %d, ttl %s, work %s, %s, fenced=%v\n",
 		r.Dispatches, r.Entities, r.Concurrency, r.TTL, r.Work, r.modeText(), r.Fenced)
 	row("elapsed", time.Duration(r.ElapsedS*float64(time.Second)).Round(time.Millisecond))
@@ -210,4 +207,17 @@ func eventsText(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeJSON writes v indented, for --json.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table returns the writer of a printed report and a function that adds one "name  value" row to it.
+func table(w io.Writer) (*tabwriter.Writer, func(k string, v any)) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return tw, func(k string, v any) { fmt.Fprintf(tw, "  %s\t%v\n", k, v) }
 }

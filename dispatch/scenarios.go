@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -194,12 +193,9 @@ func (s *scenario) finish(stdout io.Writer) error {
 
 func (r scenarioReport) print(w io.Writer, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k string, v any) { fmt.Fprintf(tw, "  %s\t%v\n", k, v) }
+	tw, row := table(w)
 	fmt.Fprintf(tw, "dispatch-test --%s: ttl %s, renew every %s\n", r.Scenario, r.TTL, or(r.RenewEvery, "(no watchdog)"))
 	row("child's fence / takeover fence", fmt.Sprintf("%d / %d", r.ChildFence, r.Fence))
 	if r.Scenario == roleCrash {
