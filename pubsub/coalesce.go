@@ -25,15 +25,20 @@ type readCall struct {
 	err  error
 }
 
-// do returns read's answer for key, from a read sent after this call began. read runs on a goroutine of its own,
-// detached from ctx so one caller's leaving does not fail the others; it must be bounded by its own timeouts.
+// do returns read's answer for key, from a read sent after this call began. The caller that starts a call runs read
+// in its own goroutine, detached from its ctx so that its leaving does not fail the others: read must be bounded by
+// its own timeouts. The other callers wait for it, or for their ctx.
 func (g *readGroup) do(ctx context.Context, key string, read func() ([]*hub.Event, error)) ([]*hub.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // nobody is waiting for an answer: send nothing
+	}
 	g.mu.Lock()
 	if g.flying == nil {
 		g.flying, g.waiting = make(map[string]*readCall), make(map[string]*readCall)
 	}
 	c := g.waiting[key]
 	if c == nil {
+		// This caller leads the call: it sends the read itself, so every read has an owner that waits for it.
 		c = &readCall{done: make(chan struct{})}
 		prev := g.flying[key]
 		if prev == nil {
@@ -41,7 +46,9 @@ func (g *readGroup) do(ctx context.Context, key string, read func() ([]*hub.Even
 		} else {
 			g.waiting[key] = c
 		}
-		go g.run(key, c, prev, read)
+		g.mu.Unlock()
+		g.run(key, c, prev, read)
+		return c.evs, c.err
 	}
 	g.mu.Unlock()
 	select {
