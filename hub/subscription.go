@@ -36,6 +36,7 @@ type Subscription struct {
 	done    chan struct{}
 	reason  atomic.Pointer[Reason]
 	onEnd   atomic.Pointer[func()]
+	notify  atomic.Pointer[func()]
 }
 
 type position struct {
@@ -58,6 +59,7 @@ func newSubscription(h *Hub, topics []string, buffer int) *Subscription {
 func (s *Subscription) deliver(ev *Event) {
 	select {
 	case s.ch <- ev:
+		s.wake()
 		return
 	default:
 	}
@@ -65,7 +67,7 @@ func (s *Subscription) deliver(ev *Event) {
 		switch st := s.state.Load(); st {
 		case stateReplaying:
 			if s.state.CompareAndSwap(st, stateLagged) {
-				return
+				return // Start sees it: it is running on the consumer's goroutine
 			}
 		case stateLive:
 			// A repair hands over in one burst what was published while Redis was out of reach, often more than a
@@ -74,6 +76,7 @@ func (s *Subscription) deliver(ev *Event) {
 			// (CatchUp), at its own pace. Live events still evict: they come at the publishers' pace.
 			if ev.Source == SourceRepair {
 				if s.state.CompareAndSwap(st, stateLagged) {
+					s.wake()
 					return
 				}
 				continue
@@ -100,6 +103,17 @@ func (s *Subscription) end(r Reason) {
 		}
 		s.hub.remove(s)
 	})
+}
+
+// Notify registers f to run after each event queued for the consumer and when the subscription lags, on the
+// goroutine that queued it (Broadcast's), so f must not block. A consumer that does not wait on Events, because it
+// has no goroutine of its own while it is idle, uses it to be woken; it also registers OnEnd.
+func (s *Subscription) Notify(f func()) { s.notify.Store(&f) }
+
+func (s *Subscription) wake() {
+	if f := s.notify.Load(); f != nil {
+		(*f)()
+	}
 }
 
 // OnEnd registers f to run once when the subscription ends, on the goroutine that ends it (often Broadcast's), so f
