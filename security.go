@@ -16,6 +16,7 @@ import (
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/limits"
 	"github.com/syncverse/hub/pubsub"
+	"github.com/syncverse/hub/sse"
 )
 
 // security holds who may do what and how much: it authenticates requests, checks grants against topics and
@@ -267,7 +268,9 @@ func (s *security) limitStreams(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return s.refuse(c.Response().Header(), err)
 		}
-		defer release()
+		req, done := sse.Keep(c.Request(), release) // an HTTP/1.1 stream outlives next: it releases when it ends
+		c.SetRequest(req)
+		defer done()
 		return next(c)
 	}
 }

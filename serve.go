@@ -152,6 +152,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		_ = srv.Close()
 		failed = errors.Join(failed, fmt.Errorf("shutdown: %w", err))
 	}
+	if err := events.Shutdown(sctx); err != nil { // HTTP/1.1 streams, which the HTTP server no longer tracks
+		failed = errors.Join(failed, fmt.Errorf("shutdown: streams: %w", err))
+	}
 	if msrv != nil {
 		_ = msrv.Close() // scrapes are short; nothing is lost by cutting one
 	}

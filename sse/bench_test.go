@@ -3,8 +3,11 @@ package sse
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,40 +81,73 @@ func BenchmarkAppendCursor(b *testing.B) {
 
 // BenchmarkConnLive is the whole live path of one event to n streams, minus the socket: Broadcast, each stream's
 // batch, Accept, framing, one write and one flush into a ResponseWriter that discards. The event and its encoding
-// are made once per event; the figures per delivery are what each client costs.
+// are made once per event; the figures per delivery are what each client costs. "raw" streams write chunks to their connection (HTTP/1.1, detached); the others go through net/http's writer.
 func BenchmarkConnLive(b *testing.B) {
 	for _, n := range []int{1, 1000} {
-		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
-			h := hub.New(benchNopStore{}, hub.Config{})
-			defer h.Close()
-			hd := New(h, Config{})
-			conns := make([]*conn, n)
-			for i := range conns {
-				sub, err := h.Subscribe([]string{"project.42"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := sub.Start(context.Background(), []hub.From{{}}, benchNopSink{}); err != nil {
-					b.Fatal(err)
-				}
-				conns[i] = newConn(hd, &discardWriter{h: http.Header{}}, sub)
+		for _, raw := range []bool{false, true} {
+			name := fmt.Sprintf("streams=%d", n)
+			if raw {
+				name += "/raw"
 			}
-			data := `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				i++
-				h.Broadcast(benchEvent(i, data))
-				for _, c := range conns {
-					if err := c.live(<-c.sub.Events()); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/delivery")
-		})
+			b.Run(name, func(b *testing.B) { benchConnLive(b, n, raw) })
+		}
 	}
 }
+
+func benchConnLive(b *testing.B, n int, raw bool) {
+	h := hub.New(benchNopStore{}, hub.Config{})
+	defer h.Close()
+	hd := New(h, Config{})
+	conns := make([]*conn, n)
+	for i := range conns {
+		sub, err := h.Subscribe([]string{"project.42"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := sub.Start(context.Background(), []hub.From{{}}, benchNopSink{}); err != nil {
+			b.Fatal(err)
+		}
+		var out output = newHTTPOutput(&discardWriter{h: http.Header{}})
+		if raw {
+			ro := newRawOutput(devNull(b), sub.Done())
+			ro.shared = true // as on a worker: non-blocking writes
+			out = ro
+		}
+		conns[i] = newConn(hd, out, sub)
+	}
+	data := `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		h.Broadcast(benchEvent(i, data))
+		for _, c := range conns {
+			if err := c.live(<-c.sub.Events()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/delivery")
+}
+
+// devNullConn is a net.Conn whose writes go to /dev/null: each is a real write syscall, without a socket.
+type devNullConn struct {
+	net.Conn
+	f *os.File
+}
+
+func devNull(b *testing.B) devNullConn {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return devNullConn{f: f}
+}
+
+func (d devNullConn) Write(p []byte) (int, error)           { return d.f.Write(p) }
+func (d devNullConn) SetWriteDeadline(time.Time) error      { return nil }
+func (d devNullConn) SyscallConn() (syscall.RawConn, error) { return d.f.SyscallConn() }
 
 type benchNopStore struct{}
 

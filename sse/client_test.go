@@ -2,6 +2,7 @@ package sse
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ type env struct {
 	store  *memStore
 	hub    *hub.Hub
 	srv    *httptest.Server
+	hd     *Handler
 	client *http.Client
 	cfg    Config
 }
@@ -26,12 +28,18 @@ func newEnv(t *testing.T, cfg Config) *env {
 	t.Helper()
 	st := newMemStore()
 	h := hub.New(st, hub.Config{})
-	srv := httptest.NewServer(New(h, cfg))
+	hd := New(h, cfg)
+	srv := httptest.NewServer(hd)
 	tr := &http.Transport{}
-	e := &env{store: st, hub: h, srv: srv, client: &http.Client{Transport: tr}, cfg: cfg}
+	e := &env{store: st, hub: h, srv: srv, hd: hd, client: &http.Client{Transport: tr}, cfg: cfg}
 	t.Cleanup(func() {
 		h.Close() // ends the streams, so the server can close
 		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hd.Shutdown(ctx); err != nil {
+			t.Errorf("streams still open 5s after the hub closed: %v", err)
+		}
 		tr.CloseIdleConnections()
 	})
 	return e

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,34 +33,67 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 // batchPool holds the slices live batches are gathered in: shared, so an idle stream keeps none of its own.
 var batchPool = sync.Pool{New: func() any { b := make([]*hub.Event, 0, maxBatch); return &b }}
 
-// conn is one open stream. It is used by the handler's goroutine only.
+// conn is one open stream: what it writes and how. One goroutine at a time uses it: the handler's, or for a
+// detached stream whichever goroutine runs it (see detached).
 type conn struct {
-	h         *Handler
-	w         http.ResponseWriter
-	rc        *http.ResponseController
-	sub       *hub.Subscription
-	multi     bool
-	lastWrite time.Time
+	h     *Handler
+	out   output
+	sub   *hub.Subscription
+	multi bool
+	raw   bool // out is the raw connection: batches are framed as chunks here, and the stream closes it
+	// lastWrite is when the stream last wrote, in nanoseconds of the monotonic clock (see mono); the heartbeat
+	// wheel reads it from its own goroutine.
+	lastWrite atomic.Int64
 	rearm     time.Time // when the write deadline must be pushed back again
 	delivered int64
 }
 
-func newConn(h *Handler, w http.ResponseWriter, sub *hub.Subscription) *conn {
-	c := &conn{h: h, w: w, rc: http.NewResponseController(w), sub: sub, multi: len(sub.Topics()) > 1}
-	// An evicted client is usually stuck in a write to a full socket: end that write now rather than at its deadline.
-	sub.OnEnd(func() { _ = c.rc.SetWriteDeadline(time.Now()) })
+func newConn(h *Handler, out output, sub *hub.Subscription) *conn {
+	_, raw := out.(*rawOutput)
+	c := &conn{h: h, out: out, sub: sub, multi: len(sub.Topics()) > 1, raw: raw}
+	c.lastWrite.Store(mono(time.Now()))
 	return c
 }
 
-// serve streams until the stream ends and returns why. until is when the client's permission ends (zero: never).
-func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) CloseReason {
-	hdr := c.w.Header()
+// epoch anchors mono: time.Time keeps a monotonic reading, so differences from it ignore wall-clock jumps.
+var epoch = time.Now()
+
+func mono(t time.Time) int64 { return int64(t.Sub(epoch)) }
+
+// silent reports whether nothing was written for a heartbeat period, less slack, before now.
+func (c *conn) silent(now time.Time, slack time.Duration) bool {
+	return mono(now)-c.lastWrite.Load() >= int64(c.h.cfg.Heartbeat-slack)
+}
+
+// cut ends a write in progress now: an evicted client is usually stuck in a write to a full socket.
+func (c *conn) cut() { c.out.cut() }
+
+// frame returns a fixed frame as the output wants it.
+func (c *conn) frame(p []byte) []byte {
+	if c.raw {
+		return chunk(p)
+	}
+	return p
+}
+
+// open writes the response head of a stream served through net/http and the retry hint.
+func (c *conn) open(w http.ResponseWriter) error {
+	setStreamHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	return c.write(retryFrame(c.h.cfg.Retry))
+}
+
+func setStreamHeaders(hdr http.Header) {
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no")
 	hdr.Del("Content-Encoding")
-	c.w.WriteHeader(http.StatusOK)
-	if err := c.write(retryFrame(c.h.cfg.Retry)); err != nil {
+}
+
+// serve streams until the stream ends and returns why. until is when the client's permission ends (zero: never).
+func (c *conn) serve(ctx context.Context, w http.ResponseWriter, from []hub.From, until time.Time) CloseReason {
+	c.sub.OnEnd(c.cut)
+	if err := c.open(w); err != nil {
 		return CloseWriteError
 	}
 	var expired <-chan time.Time
@@ -81,7 +115,7 @@ func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) Clos
 		case <-c.sub.Done():
 			return c.reason(ctx, nil)
 		case <-expired:
-			_ = c.write([]byte("event: auth-expired\ndata: {\"reason\":\"token expired\"}\n\n"))
+			_ = c.write(authExpired)
 			return CloseTokenExpired
 		case ev := <-c.sub.Events():
 			if err := c.live(ev); err != nil {
@@ -93,7 +127,7 @@ func (c *conn) serve(ctx context.Context, from []hub.From, until time.Time) Clos
 				}
 			}
 		case <-timer.C:
-			if idle := time.Since(c.lastWrite); idle < hb {
+			if idle := time.Duration(mono(time.Now()) - c.lastWrite.Load()); idle < hb {
 				timer.Reset(hb - idle) // something was written meanwhile: the stream is not silent yet
 				continue
 			}
@@ -117,17 +151,21 @@ func (c *conn) reason(ctx context.Context, err error) CloseReason {
 		return CloseShutdown
 	}
 	// A write that missed its deadline, or that the kernel gave up on (TCP_USER_TIMEOUT: nothing acknowledged, or a
-	// window closed for that long), is a client that stopped reading, even though net/http cancels the request
-	// context after any failed write; other failures with the context gone are a client that left.
+	// window closed for that long), is a client that stopped reading. Other failures are a client that left: net/http
+	// cancels the request context then; a raw stream sees the connection reset or closed.
 	var ended *hub.EndedError
 	switch {
 	case err == nil || errors.As(err, &ended):
 		return CloseClientGone
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT), ctx.Err() == nil:
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
 		return CloseWriteError
+	case c.raw || ctx.Err() != nil:
+		return CloseClientGone
 	}
-	return CloseClientGone
+	return CloseWriteError
 }
+
+var authExpired = []byte("event: auth-expired\ndata: {\"reason\":\"token expired\"}\n\n")
 
 func retryFrame(base time.Duration) []byte {
 	return []byte("retry: " + strconv.FormatInt(jitter(base).Milliseconds(), 10) + "\n\n")
@@ -157,11 +195,17 @@ func (c *conn) live(ev *hub.Event) error {
 func (c *conn) Deliver(batch []*hub.Event) error { return c.send(batch, false) }
 
 // Idle implements hub.Sink: it writes a heartbeat when the stream has been silent long enough.
-func (c *conn) Idle() error {
-	if time.Since(c.lastWrite) < c.h.cfg.Heartbeat {
+func (c *conn) Idle() error { return c.heartbeat(0) }
+
+// heartbeat writes the heartbeat comment if the stream has been silent for the heartbeat period less slack.
+func (c *conn) heartbeat(slack time.Duration) error {
+	if !c.silent(time.Now(), slack) {
 		return nil
 	}
 	c.h.cfg.Metrics.heartbeats.Inc()
+	if c.raw {
+		return c.write(heartbeatChunk)
+	}
 	return c.write(heartbeat)
 }
 
@@ -173,7 +217,11 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 		return nil
 	}
 	bp := bufPool.Get().(*[]byte)
-	b := (*bp)[:0]
+	room := 0
+	if c.raw {
+		room = chunkRoom
+	}
+	b := (*bp)[:room]
 	n := 0
 	for _, ev := range batch {
 		if live {
@@ -194,10 +242,14 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	}
 	var err error
 	now := time.Now() // one clock read per batch: on some VMs it costs as much as the rest of a delivery
-	if len(b) > 0 {
-		err = c.writeAt(b, now)
+	if len(b) > room {
+		out := b
+		if c.raw {
+			b, out = chunkInPlace(b)
+		}
+		err = c.writeAt(out, now)
 	}
-	if cap(b) <= 256<<10 { // a huge batch's buffer is left to the GC rather than kept in the pool
+	if cap(b) <= 256<<10 && !c.keptBy() { // a huge batch's buffer is left to the GC rather than kept in the pool
 		*bp = b[:0]
 		bufPool.Put(bp)
 	}
@@ -219,6 +271,12 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	return nil
 }
 
+// keptBy reports whether the output kept the buffer just written (a raw stream's pending write).
+func (c *conn) keptBy() bool {
+	o, ok := c.out.(*rawOutput)
+	return ok && o.blocked()
+}
+
 // errEnded stops a write to a subscription that has ended.
 var errEnded = errors.New("subscription ended")
 
@@ -234,7 +292,7 @@ func (c *conn) write(b []byte) error { return c.writeAt(b, time.Now()) }
 func (c *conn) writeAt(b []byte, now time.Time) error {
 	if !now.Before(c.rearm) {
 		wt := c.h.cfg.WriteTimeout
-		_ = c.rc.SetWriteDeadline(now.Add(wt))
+		_ = c.out.setWriteDeadline(now.Add(wt))
 		c.rearm = now.Add(wt / 8)
 	}
 	select {
@@ -245,21 +303,23 @@ func (c *conn) writeAt(b []byte, now time.Time) error {
 	return c.flushOut(b, now)
 }
 
-// writeFinal writes the last frame of a stream that has ended, within a short deadline.
-func (c *conn) writeFinal(b []byte) error {
+// writeFinal writes the last frame p of a stream that has ended, within a short deadline; a raw stream also ends
+// its chunked body (net/http does that for the others when the handler returns). On a shared worker the frame goes
+// out only if the socket takes it at once: the connection closes next either way.
+func (c *conn) writeFinal(p []byte) error {
 	now := time.Now()
-	_ = c.rc.SetWriteDeadline(now.Add(min(c.h.cfg.WriteTimeout, time.Second)))
+	c.out.finalDeadline(now.Add(min(c.h.cfg.WriteTimeout, time.Second)))
 	c.rearm = time.Time{}
-	return c.flushOut(b, now)
+	if c.raw {
+		p = append(chunk(p), lastChunk...)
+	}
+	return c.flushOut(p, now)
 }
 
 func (c *conn) flushOut(b []byte, now time.Time) error {
-	if _, err := c.w.Write(b); err != nil {
+	if err := c.out.write(b); err != nil {
 		return err
 	}
-	if err := c.rc.Flush(); err != nil {
-		return err
-	}
-	c.lastWrite = now
+	c.lastWrite.Store(mono(now))
 	return nil
 }

@@ -1,11 +1,14 @@
 package sse
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -54,15 +57,27 @@ func (c Config) withDefaults() Config {
 }
 
 // Handler serves GET /events: it validates the request, subscribes to the hub and streams frames until the client
-// leaves, is evicted, or the hub shuts down. It keeps no registry of its own.
+// leaves, is evicted, or the hub shuts down. HTTP/1.1 streams outlive their ServeHTTP call (see detached): close
+// the hub, then call Shutdown to wait for them.
 type Handler struct {
 	hub *hub.Hub
 	cfg Config
+
+	wg      sync.WaitGroup // detached streams and their goroutines, the heartbeat wheel and the workers
+	reg     registry
+	work    chan *detached  // detached streams woken and waiting for a worker
+	helpers atomic.Int32    // extra workers running (see helpWhenBacklogged)
+	ctx     context.Context // for the store reads of detached streams; cancelled by Shutdown
+	cancel  context.CancelFunc
 }
+
+// workQueue bounds the detached streams waiting for a worker; a wake beyond it runs the stream on its own goroutine.
+const workQueue = 1 << 14
 
 // New returns the /events handler for h.
 func New(h *hub.Hub, cfg Config) *Handler {
-	return &Handler{hub: h, cfg: cfg.withDefaults()}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Handler{hub: h, cfg: cfg.withDefaults(), ctx: ctx, cancel: cancel, work: make(chan *detached, workQueue)}
 }
 
 // request is a validated /events request.
@@ -73,24 +88,9 @@ type request struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, status, err := h.parse(r)
-	if err != nil {
-		h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
-		writeError(w, status, err.Error())
+	req, until, ok := h.admit(w, r)
+	if !ok {
 		return
-	}
-	var until time.Time
-	if h.cfg.Authorize != nil {
-		if until, err = h.cfg.Authorize(r, req.topics); err != nil {
-			status := http.StatusForbidden
-			var se interface{ Status() int }
-			if errors.As(err, &se) {
-				status = se.Status()
-			}
-			h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
-			writeError(w, status, err.Error())
-			return
-		}
 	}
 	sub, err := h.hub.Subscribe(req.topics)
 	if err != nil {
@@ -98,17 +98,60 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the hub is shutting down; reconnect to another replica")
 		return
 	}
+	info := h.opened(r, req)
+	// Counted before the hijack, while the HTTP server still counts the request: a shutdown that has waited for
+	// the server then sees the stream here.
+	h.wg.Add(1)
+	if nc := hijack(w, r); nc != nil {
+		h.serveDetached(r.Context(), w, nc, sub, req, until, info, takeSlot(r))
+		return
+	}
+	h.wg.Done()
 	defer sub.Close()
-	c := newConn(h, w, sub)
-	start := time.Now()
+	c := newConn(h, newHTTPOutput(w), sub)
+	reason := c.serve(r.Context(), w, req.from, until)
+	h.closed(info, reason, c.delivered)
+}
+
+// admit validates and authorizes a request, answering it with an error when it must not stream.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (req *request, until time.Time, ok bool) {
+	req, status, err := h.parse(r)
+	if err == nil && h.cfg.Authorize != nil {
+		if until, err = h.cfg.Authorize(r, req.topics); err != nil {
+			status = http.StatusForbidden
+			var se interface{ Status() int }
+			if errors.As(err, &se) {
+				status = se.Status()
+			}
+		}
+	}
+	if err != nil {
+		h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
+		writeError(w, status, err.Error())
+		return nil, until, false
+	}
+	return req, until, true
+}
+
+// streamInfo is what the stream logs say about a stream.
+type streamInfo struct {
+	remote string
+	topics []string
+	start  time.Time
+}
+
+func (h *Handler) opened(r *http.Request, req *request) *streamInfo {
 	h.cfg.Metrics.opened.Inc()
 	h.cfg.Metrics.active.Inc()
 	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Bool("resume", resuming(req.from)).Msg("stream opened")
-	reason := c.serve(r.Context(), req.from, until)
+	return &streamInfo{remote: r.RemoteAddr, topics: req.topics, start: time.Now()}
+}
+
+func (h *Handler) closed(info *streamInfo, reason CloseReason, events int64) {
 	h.cfg.Metrics.active.Dec()
 	h.cfg.Metrics.closed.WithLabelValues(string(reason)).Inc()
-	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Str("reason", string(reason)).
-		Dur("duration", time.Since(start)).Int64("events", c.delivered).Msg("stream closed")
+	h.cfg.Logger.Info().Str("remote", info.remote).Strs("topics", info.topics).Str("reason", string(reason)).
+		Dur("duration", time.Since(info.start)).Int64("events", events).Msg("stream closed")
 }
 
 func (h *Handler) parse(r *http.Request) (*request, int, error) {

@@ -184,8 +184,9 @@ func TestEventsHeartbeatWhenQuiet(t *testing.T) {
 	if f := s.next(wait); f.comment != "heartbeat" {
 		t.Fatalf("quiet stream: frame %v, want :heartbeat", f)
 	}
-	if d := time.Since(start); d < 50*time.Millisecond {
-		t.Errorf("heartbeat after %v of quiet, want at least 50ms", d)
+	// HTTP/1.1 streams get theirs from the wheel, up to one tick early, so that none is silent longer than 50ms.
+	if d, least := time.Since(start), 50*time.Millisecond-beatEvery(50*time.Millisecond); d < least {
+		t.Errorf("heartbeat after %v of quiet, want at least %v", d, least)
 	}
 	if f := s.next(wait); f.comment != "heartbeat" {
 		t.Fatalf("still quiet: frame %v, want a second :heartbeat", f)
@@ -211,7 +212,8 @@ func TestEventsNoHeartbeatWhileEventsFlow(t *testing.T) {
 
 func TestEventsEndOnHubClose(t *testing.T) {
 	e := newEnv(t, Config{Retry: 2 * time.Second})
-	streams := []*stream{e.open(t, "topic=a", ""), e.open(t, "topic=a&topic=b", "")}
+	e.store.holdTopic("held") // its stream is still in its replay, waiting for the live feed, when the hub closes
+	streams := []*stream{e.open(t, "topic=a", ""), e.open(t, "topic=a&topic=b", ""), e.open(t, "topic=held", "")}
 	for _, s := range streams {
 		s.next(wait) // retry hint: the stream is open
 	}

@@ -20,24 +20,29 @@ func newMemStore() *memStore {
 	return &memStore{streams: map[string][]*hub.Event{}, hold: map[string]chan struct{}{}}
 }
 
-// add stores n events of topic with the given data (printf with the event's number) and returns them.
+// add stores n events of topic, whose data names the topic and the event's number, and returns them.
 func (m *memStore) add(topic string, n int) []*hub.Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var out []*hub.Event
 	for range n {
-		s := m.streams[topic]
-		var prev hub.ID
-		if len(s) > 0 {
-			prev = s[len(s)-1].ID
-		}
-		id := hub.ID{Ms: uint64(len(s) + 1)}
-		ev := &hub.Event{Topic: topic, ID: id, IDText: id.String(), Prev: prev, Type: "progress",
-			Data: fmt.Appendf(nil, `{"topic":%q,"n":%d}`, topic, id.Ms), Source: hub.SourceLive}
-		m.streams[topic] = append(s, ev)
-		out = append(out, ev)
+		out = append(out, m.addData(topic, func(n uint64) []byte { return fmt.Appendf(nil, `{"topic":%q,"n":%d}`, topic, n) }))
 	}
 	return out
+}
+
+// addData stores one event of topic with data(its number) and returns it.
+func (m *memStore) addData(topic string, data func(n uint64) []byte) *hub.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.streams[topic]
+	var prev hub.ID
+	if len(s) > 0 {
+		prev = s[len(s)-1].ID
+	}
+	id := hub.ID{Ms: uint64(len(s) + 1)}
+	ev := &hub.Event{Topic: topic, ID: id, IDText: id.String(), Prev: prev, Type: "progress", Data: data(id.Ms),
+		Source: hub.SourceLive}
+	m.streams[topic] = append(s, ev)
+	return ev
 }
 
 func (m *memStore) holdTopic(topic string) {

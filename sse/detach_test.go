@@ -1,0 +1,211 @@
+package sse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// goroutinesIn counts the goroutines whose stack holds fn.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte(fn)) {
+			count++
+		}
+	}
+	return count
+}
+
+// eventually polls cond until it holds or wait passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", wait, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// An idle HTTP/1.1 stream keeps no handler goroutine and no writer: only its reader, parked in a 1-byte read.
+func TestDetachedIdleStreamsKeepOnlyTheirReader(t *testing.T) {
+	e := newEnv(t, Config{})
+	const n = 20
+	streams := make([]*stream, n)
+	for i := range streams {
+		streams[i] = e.open(t, "topic=a", "0-0") // from the start: a fresh stream would skip events sent before it is live
+		streams[i].next(wait) // the retry hint
+	}
+	for _, ev := range e.store.add("a", 3) {
+		e.hub.Broadcast(ev)
+	}
+	for _, s := range streams {
+		for range 3 {
+			s.nextEvent(wait)
+		}
+	}
+	eventually(t, "detached streams still have writers or handlers", func() bool {
+		return goroutinesIn("sse.(*detached).run") == 0 && goroutinesIn("sse.(*Handler).ServeHTTP") == 0
+	})
+	if got := goroutinesIn("sse.(*detached).read"); got != n {
+		t.Errorf("%d readers for %d idle streams, want one each", got, n)
+	}
+	for _, s := range streams {
+		s.close()
+	}
+	eventually(t, "readers left after the clients went away", func() bool { return goroutinesIn("sse.(*detached).read") == 0 })
+}
+
+// A detached stream's writes do not wait, so they carry no deadline: one armed during the replay must not refuse
+// them once it has passed.
+func TestDetachedStreamOutlivesItsWriteTimeout(t *testing.T) {
+	e := newEnv(t, Config{WriteTimeout: 50 * time.Millisecond})
+	s := e.open(t, "topic=a", "0-0")
+	e.hub.Broadcast(e.store.add("a", 1)[0])
+	s.nextEvent(wait)
+	time.Sleep(200 * time.Millisecond)
+	e.hub.Broadcast(e.store.add("a", 1)[0])
+	if f := s.nextEvent(wait); f.id != "2-0" {
+		t.Fatalf("after 4 write timeouts of quiet: %v, want event 2-0", f)
+	}
+}
+
+// Clients that stop reading fill their sockets; their streams move off the shared workers to goroutines of their
+// own, so however many stall, a reading client gets every event, in order.
+func TestStalledClientsDoNotHoldTheWorkers(t *testing.T) {
+	e := newEnv(t, Config{})
+	for range runtime.GOMAXPROCS(0) + 2 {
+		nc, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if _, err := io.WriteString(nc, "GET /events?topic=a&last_event_id=0-0 HTTP/1.1\r\nHost: hub\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := e.open(t, "topic=a", "0-0")
+	big := strings.Repeat("x", 16<<10)
+	const n = 400 // 6.4 MB: more than a loopback socket pair buffers, less than 256 queued events hold
+	for i := range n {
+		ev := e.store.addData("a", func(n uint64) []byte { return []byte(`{"n":` + strconv.Itoa(int(n)) + `,"pad":"` + big + `"}`) })
+		e.hub.Broadcast(ev)
+		if f := s.nextEvent(wait); f.id != ev.IDText {
+			t.Fatalf("event %d: reading client got %v, want %s", i, f, ev.IDText)
+		}
+	}
+	if n := goroutinesIn("sse.(*detached).runOwn"); n == 0 {
+		t.Errorf("no stream moved to a goroutine of its own: the stalled clients' sockets never filled")
+	}
+}
+
+// The connection slot a middleware holds (Keep) is released when the stream ends, not when its handler returns;
+// a refused request releases it at once.
+func TestKeepHoldsTheSlotForTheStreamsLife(t *testing.T) {
+	h := hub.New(newMemStore(), hub.Config{})
+	hd := New(h, Config{})
+	var held atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		r, done := Keep(r, func() { held.Add(-1) })
+		defer done()
+		hd.ServeHTTP(w, r)
+	}))
+	defer func() {
+		h.Close()
+		srv.Close()
+		if err := hd.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	resp, err := http.Get(srv.URL + "/events?topic=bad*topic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || held.Load() != 0 {
+		t.Fatalf("refused request: status %d, %d slots held; want 400 and 0", resp.StatusCode, held.Load())
+	}
+	resp, err = http.Get(srv.URL + "/events?topic=a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the handler is still running", func() bool { return goroutinesIn("sse.(*Handler).ServeHTTP") == 0 })
+	if held.Load() != 1 {
+		t.Fatalf("open stream whose handler returned: %d slots held, want 1", held.Load())
+	}
+	resp.Body.Close()
+	eventually(t, "the slot is still held after the client left", func() bool { return held.Load() == 0 })
+}
+
+// A shutdown that runs out of time cuts the streams still open and waits for their goroutines.
+func TestShutdownCutsStreamsWhenTimeRunsOut(t *testing.T) {
+	h := hub.New(newMemStore(), hub.Config{})
+	hd := New(h, Config{})
+	srv := httptest.NewServer(hd)
+	defer srv.Close()
+	defer h.Close()
+	var bodies []io.ReadCloser
+	for range 3 {
+		resp, err := http.Get(srv.URL + "/events?topic=a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, resp.Body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := hd.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown with the hub still open = %v, want context.DeadlineExceeded", err)
+	}
+	for i, b := range bodies {
+		if _, err := io.ReadAll(b); err != nil && !strings.Contains(err.Error(), "unexpected EOF") {
+			t.Errorf("stream %d after the cut: %v", i, err)
+		}
+	}
+	// A goroutine counted done may still be returning: allow it that moment.
+	eventually(t, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*detached)") == 0 })
+}
+
+func TestChunkInPlace(t *testing.T) {
+	for _, n := range []int{1, 15, 16, 255, 256, 4095, 70000, 1 << 20} {
+		payload := bytes.Repeat([]byte{'x'}, n)
+		buf := append(make([]byte, chunkRoom, chunkRoom+n), payload...)
+		_, c := chunkInPlace(buf)
+		got, err := io.ReadAll(httputil.NewChunkedReader(io.MultiReader(bytes.NewReader(c), bytes.NewReader(lastChunk))))
+		if err != nil || !bytes.Equal(got, payload) {
+			t.Fatalf("chunk of %d bytes read back as %d bytes, %v", n, len(got), err)
+		}
+	}
+}
