@@ -75,9 +75,12 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 	stalled := openStalled(t, h.Addr, "/events?topic=slow&last_event_id=0-0")
 	defer stalled.Close()
 	waitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
+	// The stalled client reads one live event before it freezes: a client that stalls while it is still replaying
+	// is not evicted but kept to its write timeout (an overflow during a replay reads the stream again).
+	ids := []string{h.publish("slow", "progress", `{"workflow":"wf","seq":-1}`)}
+	readUntil(t, stalled, ids[0])
 
 	payload := `{"workflow":"wf","pad":"` + strings.Repeat("x", 16<<10) + `","seq":%d}`
-	var ids []string
 	evicted := false
 	for n := 0; n < 3000 && !evicted; n += 10 {
 		for i := n; i < n+10; i++ {
@@ -178,6 +181,22 @@ func openStalled(t *testing.T, addr, path string) net.Conn {
 		t.Fatal(err)
 	}
 	return conn
+}
+
+// readUntil reads conn until want has come by, failing the test after 5 seconds.
+func readUntil(t *testing.T, conn net.Conn, want string) {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer conn.SetReadDeadline(time.Time{})
+	var got []byte
+	buf := make([]byte, 4096)
+	for !strings.Contains(string(got), want) {
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatalf("waiting for %q on the stream: %v (got %q)", want, err, got)
+		}
+		got = append(got, buf[:n]...)
+	}
 }
 
 // A live message that never arrives (stored, but published where nobody listens) is repaired from the stream: by
