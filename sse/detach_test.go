@@ -58,7 +58,7 @@ func TestDetachedIdleStreamsKeepOnlyTheirReader(t *testing.T) {
 	streams := make([]*stream, n)
 	for i := range streams {
 		streams[i] = e.open(t, "topic=a", "0-0") // from the start: a fresh stream would skip events sent before it is live
-		streams[i].next(wait) // the retry hint
+		streams[i].next(wait)                    // the retry hint
 	}
 	for _, ev := range e.store.add("a", 3) {
 		e.hub.Broadcast(ev)
