@@ -43,7 +43,9 @@ type detached struct {
 	due     atomic.Bool // a heartbeat may be due (set by the wheel)
 	expired atomic.Bool // the client's credentials ran out (set by expiry)
 	expiry  *time.Timer
-	slot    int // index in the handler's registry, under its lock
+	slot    int     // index in the handler's registry, under its lock
+	lv      *leaver // watches the connection for the client leaving; nil: a reader goroutine does (read)
+	fd      int32
 	rbuf    [1]byte
 }
 
@@ -67,9 +69,10 @@ func (h *Handler) serveDetached(ctx context.Context, w http.ResponseWriter, nc n
 	req *request, until time.Time, info *streamInfo, release func()) {
 	d := &detached{h: h, nc: nc, info: info, release: release, out: newRawOutput(nc, sub.Done())}
 	d.c = newConn(h, d.out, sub)
-	h.track(d)
-	h.wg.Add(1)
-	go d.read()
+	if !h.track(d) {
+		h.wg.Add(1)
+		go d.read()
+	}
 	sub.OnEnd(func() { d.c.cut(); d.wake() })
 	sub.Notify(d.wake)
 
@@ -91,8 +94,8 @@ func (h *Handler) serveDetached(ctx context.Context, w http.ResponseWriter, nc n
 	d.wake() // whatever came during the hand-over, including an end
 }
 
-// read waits for the client to leave: a read returns only at EOF or an error (a client sends nothing after its
-// request). It ends the subscription, which wakes the stream to finish.
+// read waits for the client to leave, where the handler's leaver cannot: a read returns only at EOF or an error (a
+// client sends nothing after its request). It ends the subscription, which wakes the stream to finish.
 func (d *detached) read() {
 	defer d.h.wg.Done()
 	for {
@@ -250,8 +253,8 @@ func (d *detached) finish(reason CloseReason) {
 	if d.expiry != nil {
 		d.expiry.Stop()
 	}
+	d.h.untrack(d) // before the close: the leaver lets go of the connection while its number is still its own
 	_ = d.nc.Close()
-	d.h.untrack(d)
 	d.h.closed(d.info, reason, d.c.delivered)
 	if d.release != nil {
 		d.release()

@@ -13,30 +13,37 @@ type registry struct {
 	mu      sync.Mutex
 	streams []*detached
 	stop    chan struct{} // closed when the list becomes empty: the wheel's goroutine ends; nil while none runs
+	leaver  *leaver       // of this run of the wheel, which closes it
 }
 
-// track lists d; the caller has counted it in h.wg already, before the hijack (see ServeHTTP).
-func (h *Handler) track(d *detached) {
+// track lists d; the caller has counted it in h.wg already, before the hijack (see ServeHTTP). It reports whether
+// the wheel watches d's connection for the client leaving.
+func (h *Handler) track(d *detached) bool {
 	r := &h.reg
 	r.mu.Lock()
 	d.slot = len(r.streams)
 	r.streams = append(r.streams, d)
 	if r.stop == nil { // the first detached stream: start the wheel and the workers
-		r.stop = make(chan struct{})
+		r.stop, r.leaver = make(chan struct{}), newLeaver()
 		n := runtime.GOMAXPROCS(0)
 		h.wg.Add(1 + n)
-		go h.beat(r.stop)
+		go h.beat(r.stop, r.leaver)
 		for range n {
 			go h.worker(r.stop)
 		}
 	}
+	lv := r.leaver
 	r.mu.Unlock()
+	return lv.add(d)
 }
 
 func (h *Handler) untrack(d *detached) {
 	r := &h.reg
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if d.lv != nil {
+		d.lv.remove(d)
+	}
 	last := len(r.streams) - 1
 	moved := r.streams[last]
 	r.streams[d.slot], moved.slot = moved, d.slot
@@ -97,21 +104,40 @@ func beatEvery(hb time.Duration) time.Duration {
 }
 
 // beat is the heartbeat wheel: one goroutine for all detached streams, instead of a timer per stream. Each tick it
-// marks the streams due for a heartbeat and wakes them; the run writes the comment. It ends when no detached stream
-// is left (track starts another).
-func (h *Handler) beat(stop <-chan struct{}) {
+// marks the streams due for a heartbeat and wakes them; the run writes the comment. Between ticks it waits on the
+// leaver for clients that leave. It ends when no detached stream is left (track starts another).
+func (h *Handler) beat(stop <-chan struct{}, lv *leaver) {
 	defer h.wg.Done()
 	every := beatEvery(h.cfg.Heartbeat)
 	after := int64(h.cfg.Heartbeat - every)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	var tick *time.Ticker
+	if lv == nil {
+		tick = time.NewTicker(every)
+		defer tick.Stop()
+	} else {
+		defer lv.close()
+	}
 	var due []*detached
 	r := &h.reg
+	next := time.Now().Add(every)
 	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
+		if lv != nil {
+			lv.wait(min(time.Until(next), 50*time.Millisecond)) // and look at stop that often
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if time.Now().Before(next) {
+				continue
+			}
+			next = time.Now().Add(every)
+		} else {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
 		}
 		now := mono(time.Now())
 		r.mu.Lock()
@@ -147,10 +173,12 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	}
 	h.cancel()
 	h.reg.mu.Lock()
-	for _, d := range h.reg.streams {
-		_ = d.nc.Close()
-	}
+	cut := append([]*detached(nil), h.reg.streams...)
 	h.reg.mu.Unlock()
+	for _, d := range cut {
+		_ = d.nc.Close() // ends a write in progress
+		d.c.sub.Close()  // wakes an idle stream to finish
+	}
 	<-done
 	return ctx.Err()
 }
