@@ -121,11 +121,14 @@ type Proc struct {
 	RSSBeforeMiB  float64 `json:"rss_before_mib"`
 	RSSAfterMiB   float64 `json:"rss_after_mib"`
 	RSSPerConnKiB float64 `json:"rss_per_conn_kib,omitempty"`
-	HeapPerConnKB float64 `json:"heap_per_conn_kib,omitempty"`
-	StackPerConnK float64 `json:"stack_per_conn_kib,omitempty"`
-	CPUPercent    float64 `json:"cpu_percent_of_one_core"`
-	BenchCPU      float64 `json:"bench_cpu_percent_of_one_core"`
-	Writes        int64   `json:"write_syscalls"`
+	// RSSHeldPerConnKiB is RSS per connection at the end of an idle hold: once the Go runtime has returned to the
+	// system what the connect burst left over, it is what holding the connections costs.
+	RSSHeldPerConnKiB float64 `json:"rss_held_per_conn_kib,omitempty"`
+	HeapPerConnKB     float64 `json:"heap_per_conn_kib,omitempty"`
+	StackPerConnK     float64 `json:"stack_per_conn_kib,omitempty"`
+	CPUPercent        float64 `json:"cpu_percent_of_one_core"`
+	BenchCPU          float64 `json:"bench_cpu_percent_of_one_core"`
+	Writes            int64   `json:"write_syscalls"`
 }
 
 // Result is one scenario's figures.
@@ -200,6 +203,9 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 	if p := r.Proc; p != nil {
 		if p.RSSAfterMiB > 0 {
 			row("hub RSS", "%.1f MiB before, %.1f MiB after (%.1f KiB per connection)", p.RSSBeforeMiB, p.RSSAfterMiB, p.RSSPerConnKiB)
+		}
+		if p.RSSHeldPerConnKiB > 0 {
+			row("hub RSS held", "%.1f KiB per connection at the end of the hold", p.RSSHeldPerConnKiB)
 		}
 		if p.HeapPerConnKB > 0 || p.StackPerConnK > 0 {
 			row("hub Go memory", "%.1f KiB heap + %.1f KiB stack per connection", p.HeapPerConnKB, p.StackPerConnK)

@@ -69,6 +69,9 @@ func idle(ctx context.Context, b *benchRun) (*Result, error) {
 		}
 	})
 	res.Heartbeats = l.beats.Load() - beats0
+	if end, err := readProc(b.t.pid); err == nil && res.Proc != nil {
+		res.Proc.RSSHeldPerConnKiB = (mib(end.rss) - res.Proc.RSSBeforeMiB) * 1024 / float64(o.conns)
+	}
 	res.Check = f.check(nil)
 	return res, nil
 }
