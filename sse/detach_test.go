@@ -19,6 +19,20 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
+// rawGET sends a GET for path on a connection of its own, closed at the end of the test, and reads nothing.
+func (e *env) rawGET(t *testing.T, path string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	if _, err := io.WriteString(nc, "GET "+path+" HTTP/1.1\r\nHost: hub\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	return nc
+}
+
 // goroutinesIn counts the goroutines whose stack holds fn.
 func goroutinesIn(fn string) int {
 	buf := make([]byte, 1<<20)
@@ -92,14 +106,7 @@ func TestDetachedIdleStreamsKeepNoGoroutine(t *testing.T) {
 // Bytes a client sends after its request are dropped; only the end of its side ends the stream.
 func TestClientBytesAfterTheRequestDoNotEndTheStream(t *testing.T) {
 	e := newEnv(t, Config{})
-	nc, err := net.Dial("tcp", e.srv.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	if _, err := io.WriteString(nc, "GET /events?topic=a&last_event_id=0-0 HTTP/1.1\r\nHost: hub\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
+	nc := e.rawGET(t, "/events?topic=a&last_event_id=0-0")
 	readUntil := func(want string) {
 		t.Helper()
 		_ = nc.SetReadDeadline(time.Now().Add(wait))
@@ -142,14 +149,7 @@ func TestDetachedStreamOutlivesItsWriteTimeout(t *testing.T) {
 func TestStalledClientsDoNotHoldTheWorkers(t *testing.T) {
 	e := newEnv(t, Config{})
 	for range runtime.GOMAXPROCS(0) + 2 {
-		nc, err := net.Dial("tcp", e.srv.Listener.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		if _, err := io.WriteString(nc, "GET /events?topic=a&last_event_id=0-0 HTTP/1.1\r\nHost: hub\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
+		e.rawGET(t, "/events?topic=a&last_event_id=0-0") // and never read
 	}
 	s := e.open(t, "topic=a", "0-0")
 	big := strings.Repeat("x", 16<<10)
