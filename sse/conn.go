@@ -40,7 +40,7 @@ type conn struct {
 	out   output
 	sub   *hub.Subscription
 	multi bool
-	raw   bool // out is the raw connection: batches are framed as chunks here, and the stream closes it
+	raw   *rawOutput // out, when it is the raw connection: batches are framed as chunks here; nil through net/http
 	// lastWrite is when the stream last wrote, in nanoseconds of the monotonic clock (see mono); the heartbeat
 	// wheel reads it from its own goroutine.
 	lastWrite atomic.Int64
@@ -49,7 +49,7 @@ type conn struct {
 }
 
 func newConn(h *Handler, out output, sub *hub.Subscription) *conn {
-	_, raw := out.(*rawOutput)
+	raw, _ := out.(*rawOutput)
 	c := &conn{h: h, out: out, sub: sub, multi: len(sub.Topics()) > 1, raw: raw}
 	c.lastWrite.Store(mono(time.Now()))
 	return c
@@ -67,14 +67,6 @@ func (c *conn) silent(now time.Time, slack time.Duration) bool {
 
 // cut ends a write in progress now: an evicted client is usually stuck in a write to a full socket.
 func (c *conn) cut() { c.out.cut() }
-
-// frame returns a fixed frame as the output wants it.
-func (c *conn) frame(p []byte) []byte {
-	if c.raw {
-		return chunk(p)
-	}
-	return p
-}
 
 // open writes the response head of a stream served through net/http and the retry hint.
 func (c *conn) open(w http.ResponseWriter) error {
@@ -159,7 +151,7 @@ func (c *conn) reason(ctx context.Context, err error) CloseReason {
 		return CloseClientGone
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT):
 		return CloseWriteError
-	case c.raw || ctx.Err() != nil:
+	case c.raw != nil || ctx.Err() != nil:
 		return CloseClientGone
 	}
 	return CloseWriteError
@@ -203,7 +195,7 @@ func (c *conn) heartbeat(slack time.Duration) error {
 		return nil
 	}
 	c.h.cfg.Metrics.heartbeats.Inc()
-	if c.raw {
+	if c.raw != nil {
 		return c.write(heartbeatChunk)
 	}
 	return c.write(heartbeat)
@@ -218,7 +210,7 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	}
 	bp := bufPool.Get().(*[]byte)
 	room := 0
-	if c.raw {
+	if c.raw != nil {
 		room = chunkRoom
 	}
 	b := (*bp)[:room]
@@ -244,12 +236,13 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	now := time.Now() // one clock read per batch: on some VMs it costs as much as the rest of a delivery
 	if len(b) > room {
 		out := b
-		if c.raw {
+		if c.raw != nil {
 			b, out = chunkInPlace(b)
 		}
 		err = c.writeAt(out, now)
 	}
-	if cap(b) <= 256<<10 && !c.keptBy() { // a huge batch's buffer is left to the GC rather than kept in the pool
+	// A huge batch's buffer is left to the GC rather than kept in the pool; so is one a raw output holds as pending.
+	if cap(b) <= 256<<10 && (c.raw == nil || !c.raw.blocked()) {
 		*bp = b[:0]
 		bufPool.Put(bp)
 	}
@@ -269,12 +262,6 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 		}
 	}
 	return nil
-}
-
-// keptBy reports whether the output kept the buffer just written (a raw stream's pending write).
-func (c *conn) keptBy() bool {
-	o, ok := c.out.(*rawOutput)
-	return ok && o.blocked()
 }
 
 // errEnded stops a write to a subscription that has ended.
@@ -310,7 +297,7 @@ func (c *conn) writeFinal(p []byte) error {
 	now := time.Now()
 	c.out.finalDeadline(now.Add(min(c.h.cfg.WriteTimeout, time.Second)))
 	c.rearm = time.Time{}
-	if c.raw {
+	if c.raw != nil {
 		p = append(chunk(p), lastChunk...)
 	}
 	return c.flushOut(p, now)

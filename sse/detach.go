@@ -63,8 +63,8 @@ func hijack(w http.ResponseWriter, r *http.Request) net.Conn {
 }
 
 // serveDetached runs a stream on its hijacked connection: head, replay, then hand-over to wakes. ctx is the
-// request's; net/http does not cancel it for a hijacked connection, so the reader ends the subscription instead
-// when the client leaves.
+// request's; net/http does not cancel it for a hijacked connection, so the leaver (or the reader) ends the
+// subscription instead when the client leaves.
 func (h *Handler) serveDetached(ctx context.Context, w http.ResponseWriter, nc net.Conn, sub *hub.Subscription,
 	req *request, until time.Time, info *streamInfo, release func()) {
 	d := &detached{h: h, nc: nc, info: info, release: release, out: newRawOutput(nc, sub.Done())}

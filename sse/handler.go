@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,12 +64,13 @@ type Handler struct {
 	hub *hub.Hub
 	cfg Config
 
-	wg      sync.WaitGroup // detached streams and their goroutines, the heartbeat wheel and the workers
-	reg     registry
-	work    chan *detached  // detached streams woken and waiting for a worker
-	helpers atomic.Int32    // extra workers running (see helpWhenBacklogged)
-	ctx     context.Context // for the store reads of detached streams; cancelled by Shutdown
-	cancel  context.CancelFunc
+	wg         sync.WaitGroup // detached streams and their goroutines, the heartbeat wheel and the workers
+	reg        registry
+	work       chan *detached  // detached streams woken and waiting for a worker
+	helpers    atomic.Int32    // extra workers running (see helpWhenBacklogged)
+	maxHelpers int             // GOMAXPROCS when the handler was made: runtime.GOMAXPROCS takes a global lock
+	ctx        context.Context // for the store reads of detached streams; cancelled by Shutdown
+	cancel     context.CancelFunc
 }
 
 // workQueue bounds the detached streams waiting for a worker; a wake beyond it runs the stream on its own goroutine.
@@ -77,7 +79,8 @@ const workQueue = 1 << 14
 // New returns the /events handler for h.
 func New(h *hub.Hub, cfg Config) *Handler {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Handler{hub: h, cfg: cfg.withDefaults(), ctx: ctx, cancel: cancel, work: make(chan *detached, workQueue)}
+	return &Handler{hub: h, cfg: cfg.withDefaults(), ctx: ctx, cancel: cancel, work: make(chan *detached, workQueue),
+		maxHelpers: runtime.GOMAXPROCS(0)}
 }
 
 // request is a validated /events request.

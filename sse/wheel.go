@@ -76,7 +76,7 @@ const backlog = 32 // queued streams per helper
 
 func (h *Handler) helpWhenBacklogged() {
 	n := h.helpers.Load()
-	if len(h.work) <= backlog*int(n+1) || int(n) >= runtime.GOMAXPROCS(0) || !h.helpers.CompareAndSwap(n, n+1) {
+	if len(h.work) <= backlog*int(n+1) || int(n) >= h.maxHelpers || !h.helpers.CompareAndSwap(n, n+1) {
 		return
 	}
 	h.wg.Add(1) // a woken stream is counted until its finish, so this never races Wait at zero
