@@ -5,9 +5,10 @@
 // through Store, which it declares itself (package pubsub implements it).
 //
 // Concurrency: Broadcast never blocks. It reads a topic's subscriber list without a lock (copy-on-write) and makes one
-// non-blocking send per subscription; a full queue evicts that subscription (ReasonSlow), whose client reconnects
-// and replays from the store. A queue that a repair burst fills is not evicted: its consumer sees Lagged and reads
-// the rest from the store with CatchUp. Queues are never closed, so no send can race with an end: Done tells the
-// consumer to stop. Each Subscription is consumed by one goroutine (Start, Events, Accept, Lagged, CatchUp); Close,
-// Done and Reason may be called from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
+// non-blocking push per subscription, into a queue whose ring grows on demand up to the client buffer, so an idle
+// client holds none. A full queue evicts that subscription (ReasonSlow), whose client reconnects and replays from the
+// store. A queue that a repair burst fills is not evicted: its consumer sees Lagged and reads the rest from the store
+// with CatchUp. Queues outlive their subscription, so no push can race with an end: Done tells the consumer to stop.
+// Each Subscription is consumed by one goroutine (Start, Ready, Take, Accept, Lagged, CatchUp); Close, Done and
+// Reason may be called from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
 package hub

@@ -197,16 +197,12 @@ func ids(topic string, from, to uint64) []string {
 // drainAccepted takes what is queued for s now, passing each event through Accept as a consumer does.
 func drainAccepted(s *Subscription) []*Event {
 	var out []*Event
-	for {
-		select {
-		case ev := <-s.Events():
-			if s.Accept(ev) {
-				out = append(out, ev)
-			}
-		default:
-			return out
+	for _, ev := range s.Take(nil, s.Queued()) {
+		if s.Accept(ev) {
+			out = append(out, ev)
 		}
 	}
+	return out
 }
 
 // waitFor polls cond until it holds or within passes.

@@ -29,7 +29,7 @@ var idleEvery = time.Second
 // running, then replays each topic from its From to the stream's end through sink. Live events queued meanwhile are
 // kept; Accept later drops those already replayed. If the queue overflowed during the replay, Start drains it and
 // reads the stream again from where it got to, so a long replay never turns into an eviction.
-// When Start returns nil, every later event arrives through Events.
+// When Start returns nil, every later event arrives through Take.
 func (s *Subscription) Start(ctx context.Context, from []From, sink Sink) error {
 	for i, f := range from {
 		if f.Set {
@@ -92,15 +92,7 @@ type EndedError struct{ Reason Reason }
 
 func (e *EndedError) Error() string { return "subscription ended: " + string(e.Reason) }
 
-func (s *Subscription) drain() {
-	for {
-		select {
-		case <-s.ch:
-		default:
-			return
-		}
-	}
-}
+func (s *Subscription) drain() { s.q.drop() }
 
 func (s *Subscription) waitReady(ctx context.Context, sink Sink) error {
 	tick := time.NewTicker(idleEvery)

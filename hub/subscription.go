@@ -28,7 +28,7 @@ const (
 type Subscription struct {
 	hub    *Hub
 	topics []string
-	ch     chan *Event
+	q      queue
 	state  atomic.Int32
 	pos    []position // per topic, same order as topics; owned by the consumer
 
@@ -49,19 +49,17 @@ func newSubscription(h *Hub, topics []string, buffer int) *Subscription {
 	return &Subscription{
 		hub:    h,
 		topics: topics,
-		ch:     make(chan *Event, buffer),
+		q:      queue{limit: buffer},
 		pos:    make([]position, len(topics)),
 		done:   make(chan struct{}),
 	}
 }
 
-// deliver is Broadcast's non-blocking send. The channel is never closed, so a send racing with the end is safe.
+// deliver is Broadcast's non-blocking send. The queue outlives the end, so a send racing with it is safe.
 func (s *Subscription) deliver(ev *Event) {
-	select {
-	case s.ch <- ev:
+	if s.q.push(ev) {
 		s.wake()
 		return
-	default:
 	}
 	for {
 		switch st := s.state.Load(); st {
@@ -134,8 +132,16 @@ func (s *Subscription) Reason() Reason {
 	return ""
 }
 
-// Events is the subscription's queue: after Start returns, pass each event received here through Accept.
-func (s *Subscription) Events() <-chan *Event { return s.ch }
+// Take moves up to max queued events, oldest first, onto dst and returns it; it does not wait. After Start returns,
+// pass each event taken through Accept.
+func (s *Subscription) Take(dst []*Event, max int) []*Event { return s.q.take(dst, max) }
+
+// Ready returns a channel that holds a value while events may be queued: a consumer with a goroutine of its own
+// waits on it, then calls Take. A value can outlive the events it stood for, so Take may return none.
+func (s *Subscription) Ready() <-chan struct{} { return s.q.signal() }
+
+// Queued returns the number of events queued now.
+func (s *Subscription) Queued() int { return s.q.len() }
 
 // Topics returns the subscribed topics, in the order given to Subscribe.
 func (s *Subscription) Topics() []string { return s.topics }

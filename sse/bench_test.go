@@ -122,7 +122,7 @@ func benchConnLive(b *testing.B, n int, raw bool) {
 		i++
 		h.Broadcast(benchEvent(i, data))
 		for _, c := range conns {
-			if err := c.live(<-c.sub.Events()); err != nil {
+			if _, err := c.live(); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -100,6 +100,7 @@ func (c *conn) serve(ctx context.Context, w http.ResponseWriter, from []hub.From
 	hb := c.h.cfg.Heartbeat
 	timer := time.NewTimer(hb)
 	defer timer.Stop()
+	ready := c.sub.Ready()
 	for {
 		select {
 		case <-ctx.Done():
@@ -109,8 +110,8 @@ func (c *conn) serve(ctx context.Context, w http.ResponseWriter, from []hub.From
 		case <-expired:
 			_ = c.write(authExpired)
 			return CloseTokenExpired
-		case ev := <-c.sub.Events():
-			if err := c.live(ev); err != nil {
+		case <-ready:
+			if _, err := c.live(); err != nil {
 				return c.reason(ctx, err)
 			}
 			if c.sub.Lagged() { // a repair burst overflowed the queue: read the rest from the store
@@ -163,24 +164,19 @@ func retryFrame(base time.Duration) []byte {
 	return []byte("retry: " + strconv.FormatInt(jitter(base).Milliseconds(), 10) + "\n\n")
 }
 
-// live takes ev and whatever else is queued, and writes them with one write and one flush.
-func (c *conn) live(ev *hub.Event) error {
+// live takes what is queued, up to maxBatch events, and writes it with one write and one flush. It reports whether
+// there was anything to take.
+func (c *conn) live() (bool, error) {
 	bp := batchPool.Get().(*[]*hub.Event)
-	batch := append((*bp)[:0], ev)
-	for len(batch) < maxBatch {
-		select {
-		case ev := <-c.sub.Events():
-			batch = append(batch, ev)
-			continue
-		default:
-		}
-		break
+	batch := c.sub.Take((*bp)[:0], maxBatch)
+	var err error
+	if len(batch) > 0 {
+		err = c.send(batch, true)
 	}
-	err := c.send(batch, true)
 	clear(batch) // pooled slices must not keep events alive
 	*bp = batch[:0]
 	batchPool.Put(bp)
-	return err
+	return len(batch) > 0, err
 }
 
 // Deliver implements hub.Sink: it writes replayed events.

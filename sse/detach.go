@@ -217,16 +217,12 @@ func (d *detached) step(own bool) (res int, reason CloseReason) {
 				return stepEnd, c.reason(ctx, err)
 			}
 		}
-		var ev *hub.Event
-		select {
-		case ev = <-c.sub.Events():
-		default:
-		}
-		if ev == nil {
-			break
-		}
-		if err := c.live(ev); err != nil {
+		took, err := c.live()
+		if err != nil {
 			return stepEnd, c.reason(ctx, err)
+		}
+		if !took {
+			break
 		}
 		switch {
 		case d.out.blocked():
