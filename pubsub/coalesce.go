@@ -3,43 +3,42 @@ package pubsub
 import (
 	"context"
 	"sync"
-
-	"github.com/syncverse/hub/hub"
 )
 
-// readGroup coalesces identical concurrent history reads, as a reconnect storm makes them, without ever handing a
+// readGroup coalesces identical concurrent reads of history (XRANGE) or of a stream's end (XREVRANGE), as a reconnect storm makes them, without ever handing a
 // caller a read that was sent to Redis before it arrived. That rule is what keeps replay exact: a subscription
 // registers for live events first and reads history second, so an XRANGE sent before its registration could miss
 // an event that was also broadcast before it, and the client would never see that event. Callers that arrive
 // while a read of their key is in flight therefore wait together for the next one, which is sent when the first
 // ends: one XRANGE per key at a time, each answering everyone who asked before it was sent. The zero value is ready.
-type readGroup struct {
+type readGroup[T any] struct {
 	mu      sync.Mutex
-	flying  map[string]*readCall // sent to Redis, answer pending
-	waiting map[string]*readCall // gathering callers until the read of the same key in flight ends
+	flying  map[string]*readCall[T] // sent to Redis, answer pending
+	waiting map[string]*readCall[T] // gathering callers until the read of the same key in flight ends
 }
 
-type readCall struct {
+type readCall[T any] struct {
 	done chan struct{}
-	evs  []*hub.Event
+	val  T
 	err  error
 }
 
 // do returns read's answer for key, from a read sent after this call began. The caller that starts a call runs read
 // in its own goroutine, detached from its ctx so that its leaving does not fail the others: read must be bounded by
 // its own timeouts. The other callers wait for it, or for their ctx.
-func (g *readGroup) do(ctx context.Context, key string, read func() ([]*hub.Event, error)) ([]*hub.Event, error) {
+func (g *readGroup[T]) do(ctx context.Context, key string, read func() (T, error)) (T, error) {
+	var zero T
 	if err := ctx.Err(); err != nil {
-		return nil, err // nobody is waiting for an answer: send nothing
+		return zero, err // nobody is waiting for an answer: send nothing
 	}
 	g.mu.Lock()
 	if g.flying == nil {
-		g.flying, g.waiting = make(map[string]*readCall), make(map[string]*readCall)
+		g.flying, g.waiting = make(map[string]*readCall[T]), make(map[string]*readCall[T])
 	}
 	c := g.waiting[key]
 	if c == nil {
 		// This caller leads the call: it sends the read itself, so every read has an owner that waits for it.
-		c = &readCall{done: make(chan struct{})}
+		c = &readCall[T]{done: make(chan struct{})}
 		prev := g.flying[key]
 		if prev == nil {
 			g.flying[key] = c
@@ -48,18 +47,18 @@ func (g *readGroup) do(ctx context.Context, key string, read func() ([]*hub.Even
 		}
 		g.mu.Unlock()
 		g.run(key, c, prev, read)
-		return c.evs, c.err
+		return c.val, c.err
 	}
 	g.mu.Unlock()
 	select {
 	case <-c.done:
-		return c.evs, c.err
+		return c.val, c.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return zero, ctx.Err()
 	}
 }
 
-func (g *readGroup) run(key string, c, prev *readCall, read func() ([]*hub.Event, error)) {
+func (g *readGroup[T]) run(key string, c, prev *readCall[T], read func() (T, error)) {
 	if prev != nil {
 		<-prev.done
 		g.mu.Lock()
@@ -67,7 +66,7 @@ func (g *readGroup) run(key string, c, prev *readCall, read func() ([]*hub.Event
 		g.flying[key] = c
 		g.mu.Unlock()
 	}
-	c.evs, c.err = read()
+	c.val, c.err = read()
 	g.mu.Lock()
 	if g.flying[key] == c {
 		delete(g.flying, key)

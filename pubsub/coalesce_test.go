@@ -2,10 +2,14 @@ package pubsub
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -13,7 +17,7 @@ import (
 // A caller must never get the answer of a read sent before it asked (it could miss an event broadcast before it
 // registered), but callers that arrive during one read share the next.
 func TestReadGroupSharesOnlyReadsSentAfterTheCallerAsked(t *testing.T) {
-	var g readGroup
+	var g readGroup[[]*hub.Event]
 	var sent atomic.Int32
 	release := make(chan struct{})
 	started := make(chan int32, 4)
@@ -46,4 +50,66 @@ func TestReadGroupSharesOnlyReadsSentAfterTheCallerAsked(t *testing.T) {
 	if len(g.flying) != 0 || len(g.waiting) != 0 {
 		t.Errorf("after every read: %d in flight, %d waiting, want none", len(g.flying), len(g.waiting))
 	}
+}
+
+// slowXRange delays every XRANGE/XREVRANGE the store sends and counts them, so concurrent callers surely overlap.
+type slowXRange struct{ sent atomic.Int32 }
+
+func (*slowXRange) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*slowXRange) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *slowXRange) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "xrange" || name == "xrevrange" {
+			h.sent.Add(1)
+			time.Sleep(20 * time.Millisecond)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestStoreCoalescesAStormOfIdenticalReads: 200 clients resuming at once from the same position (a hub restart) ask
+// for the same range, the same tail and the same newest id; each answer is right, and a handful of commands answer
+// them all.
+func TestStoreCoalescesAStormOfIdenticalReads(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		ids := []string{b.publish(t, "t", "", `{"i":0}`), b.publish(t, "t", "", `{"i":1}`)}
+		first, _ := hub.ParseID(ids[0])
+		hook := &slowXRange{}
+		b.rdb.AddHook(hook)
+		st := b.store()
+		ctx := ctxFor(t)
+		const callers = 200
+		ops := []struct {
+			name string
+			call func() (string, error)
+		}{
+			{"Read", func() (string, error) { evs, err := st.Read(ctx, "t", first, 10); return strings.Join(idsOf(evs), ","), err }},
+			{"Tail", func() (string, error) { evs, err := st.Tail(ctx, "t", 2); return strings.Join(idsOf(evs), ","), err }},
+			{"Newest", func() (string, error) { id, err := st.Newest(ctx, "t"); return id.String(), err }},
+		}
+		for _, op := range ops {
+			want := map[string]string{"Read": ids[1], "Tail": ids[0] + "," + ids[1], "Newest": ids[1]}[op.name]
+			hook.sent.Store(0)
+			var wg sync.WaitGroup
+			errs := make(chan string, callers)
+			for range callers {
+				wg.Go(func() {
+					if got, err := op.call(); err != nil || got != want {
+						errs <- fmt.Sprintf("%q, %v", got, err)
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Fatalf("%s by one of %d concurrent callers = %s, want %q", op.name, callers, e, want)
+			}
+			// One command in flight when most arrive, one more for them; a few more if the scheduler is slow.
+			if n := hook.sent.Load(); n > 5 {
+				t.Errorf("%d concurrent %s calls sent %d commands to Redis, want them coalesced (at most 5)", callers, op.name, n)
+			}
+		}
+	})
 }

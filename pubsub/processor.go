@@ -81,7 +81,7 @@ func (s *Subscriber) handle(ctx context.Context, b Broadcaster, active map[strin
 // baseline records the stream's end when a topic's subscription is confirmed: everything after it will arrive live,
 // so the feed is ready.
 func (s *Subscriber) baseline(ctx context.Context, f *feed) {
-	newest, err := s.Newest(ctx, f.topic)
+	newest, err := s.newestOf(ctx, f.topic)
 	if err != nil {
 		return // catchUp tries again
 	}

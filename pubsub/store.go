@@ -31,9 +31,12 @@ type Store struct {
 	max  int
 	log  zerolog.Logger
 	hm   *hub.Metrics
-	// reads coalesces identical concurrent replays: after a hub restart every client of a topic asks for the same
-	// range at once, and one XRANGE answers them all (each caller only a read sent after it asked: see readGroup).
-	reads readGroup
+	// reads, tails and newest coalesce identical concurrent reads: after a hub restart every client of a topic asks
+	// for the same range, or the same end of its stream, at once, and one command answers them all (each caller
+	// only one sent after it asked: see readGroup).
+	reads  readGroup[[]*hub.Event]
+	tails  readGroup[[]*hub.Event]
+	newest readGroup[hub.ID]
 }
 
 // NewStore returns a Store on rdb.
@@ -116,7 +119,14 @@ func (s *Store) readRaw(ctx context.Context, topic string, after hub.ID, limit i
 }
 
 // Tail returns the last n valid events of topic, oldest first.
+// The returned events are shared with other readers and must not be modified.
 func (s *Store) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
+	return s.tails.do(ctx, topic+"\x00"+strconv.Itoa(n), func() ([]*hub.Event, error) {
+		return s.tail(context.WithoutCancel(ctx), topic, n) // detached as in Read
+	})
+}
+
+func (s *Store) tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
 	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", int64(n)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read the tail of %s: %w", topic, err)
@@ -134,6 +144,13 @@ func (s *Store) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, er
 
 // Newest returns the id of the topic's newest entry, zero when the stream is empty or missing.
 func (s *Store) Newest(ctx context.Context, topic string) (hub.ID, error) {
+	return s.newest.do(ctx, topic, func() (hub.ID, error) {
+		return s.newestOf(context.WithoutCancel(ctx), topic) // detached as in Read
+	})
+}
+
+// newestOf is Newest's one command, for a caller of its own (the Subscriber) that must stop with its ctx.
+func (s *Store) newestOf(ctx context.Context, topic string) (hub.ID, error) {
 	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", 1).Result()
 	if err != nil || len(msgs) == 0 {
 		return hub.ID{}, err
