@@ -104,7 +104,7 @@ func (s *Subscription) end(r Reason) {
 }
 
 // Notify registers f to run after each event queued for the consumer and when the subscription lags, on the
-// goroutine that queued it (Broadcast's), so f must not block. A consumer that does not wait on Events, because it
+// goroutine that queued it (Broadcast's), so f must not block. A consumer that does not wait on Ready, because it
 // has no goroutine of its own while it is idle, uses it to be woken; it also registers OnEnd.
 func (s *Subscription) Notify(f func()) { s.notify.Store(&f) }
 
