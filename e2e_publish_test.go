@@ -176,6 +176,12 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	ctx := context.Background()
 	ch := pubsub.Keys{Prefix: h.Prefix}.Channel("g")
 	waitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
+	// The stream is live once a stored event has come through. Before that, the replay could still read the stream
+	// after the event below is published and deliver it ahead of the ephemeral one, which has no place in the stream.
+	first := h.publish("g", "progress", data(0))
+	if got := c.nextEvent(5 * time.Second); got.ID != first {
+		t.Fatalf("first event = %+v, want id %s", got, first)
+	}
 	for _, msg := range []string{"not json{", `{"blob":"` + strings.Repeat("x", 1500) + `"}`, `{"id":"1-0","prev":"0-0","type":"Bad Type","data":{}}`} {
 		if err := h.RDB.Publish(ctx, ch, msg).Err(); err != nil {
 			t.Fatal(err)
