@@ -50,10 +50,10 @@ func (q *queue) grow() {
 	q.ring, q.head = ring, 0
 }
 
-// take moves up to max queued events, oldest first, onto dst and returns it.
-func (q *queue) take(dst []*Event, max int) []*Event {
+// take moves up to most queued events, oldest first, onto dst and returns it.
+func (q *queue) take(dst []*Event, most int) []*Event {
 	q.mu.Lock()
-	for ; q.n > 0 && max > 0; max-- {
+	for ; q.n > 0 && most > 0; most-- {
 		dst = append(dst, q.ring[q.head])
 		q.ring[q.head] = nil // the queue must not keep delivered events alive
 		q.head++

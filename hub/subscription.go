@@ -132,9 +132,9 @@ func (s *Subscription) Reason() Reason {
 	return ""
 }
 
-// Take moves up to max queued events, oldest first, onto dst and returns it; it does not wait. After Start returns,
+// Take moves up to most queued events, oldest first, onto dst and returns it; it does not wait. After Start returns,
 // pass each event taken through Accept.
-func (s *Subscription) Take(dst []*Event, max int) []*Event { return s.q.take(dst, max) }
+func (s *Subscription) Take(dst []*Event, most int) []*Event { return s.q.take(dst, most) }
 
 // Ready returns a channel that holds a value while events may be queued: a consumer with a goroutine of its own
 // waits on it, then calls Take. A value can outlive the events it stood for, so Take may return none.
