@@ -5,12 +5,13 @@ import (
 	"sync"
 )
 
-// readGroup coalesces identical concurrent reads of history (XRANGE) or of a stream's end (XREVRANGE), as a reconnect storm makes them, without ever handing a
-// caller a read that was sent to Redis before it arrived. That rule is what keeps replay exact: a subscription
-// registers for live events first and reads history second, so an XRANGE sent before its registration could miss
-// an event that was also broadcast before it, and the client would never see that event. Callers that arrive
-// while a read of their key is in flight therefore wait together for the next one, which is sent when the first
-// ends: one XRANGE per key at a time, each answering everyone who asked before it was sent. The zero value is ready.
+// readGroup coalesces identical concurrent reads, of history (XRANGE) or of a stream's end (XREVRANGE), as a
+// reconnect storm makes them, without ever handing a caller a read that was sent to Redis before it arrived. That
+// rule is what keeps replay exact: a subscription registers for live events first and reads history second, so a
+// read sent before its registration could miss an event that was also broadcast before it, and the client would
+// never see that event. Callers that arrive while a read of their key is in flight therefore wait together for the
+// next one, which is sent when the first ends: one read per key at a time, each answering everyone who asked before
+// it was sent. The zero value is ready.
 type readGroup[T any] struct {
 	mu      sync.Mutex
 	flying  map[string]*readCall[T] // sent to Redis, answer pending
