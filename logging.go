@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net/url"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,16 +17,4 @@ func newLogger(cfg LogConfig, w io.Writer) zerolog.Logger {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
-}
-
-// redactURL hides a URL's password, so credentials never reach a log line or an error message.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil {
-			return "(unparsable URL)"
-		}
-		return raw
-	}
-	return u.Redacted()
 }

@@ -116,7 +116,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	fmt.Fprintf(stdout, "hub listening on %s://%s\n", scheme, ln.Addr())
-	log.Info().Str("addr", ln.Addr().String()).Str("redis", redactURL(cfg.Redis.URL)).Bool("demo", *demo).Msg("hub started")
+	log.Info().Str("addr", ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demo).Msg("hub started")
 
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()

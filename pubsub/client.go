@@ -127,6 +127,19 @@ func (u *redisURL) defaultPort() string {
 	return "6379"
 }
 
+// RedactURL names a Redis URL for logs and errors: the scheme, hosts and path, never the user info or the query
+// (which may hold password= or sentinel_password=). It is the only redactor of Redis URLs in the hub.
+func RedactURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := splitURL(raw)
+	if err != nil {
+		return "(unparsable redis URL)"
+	}
+	return u.redacted()
+}
+
 // redacted names the URL in errors and logs: the scheme, hosts and path, never the user info or the query.
 func (u *redisURL) redacted() string {
 	s := u.scheme

@@ -102,3 +102,41 @@ func typeName(c redis.UniversalClient) string {
 	}
 	return "other"
 }
+
+// TestRedactURLHidesEverySecret: every place a Redis URL can carry a secret, none reaches the logged form (the
+// root package once had its own redactor that kept ?password= and ?sentinel_password=).
+func TestRedactURLHidesEverySecret(t *testing.T) {
+	const secret = "s3cr3t-Pa55"
+	for _, raw := range []string{
+		"redis://:" + secret + "@127.0.0.1:6379/0",
+		"redis://user:" + secret + "@127.0.0.1:6379/0",
+		"rediss://user:" + secret + "@redis.example:6380",
+		"redis://127.0.0.1:6379/0?password=" + secret,
+		"redis://127.0.0.1:6379/0?dial_timeout=1s&password=" + secret,
+		"redis+sentinel://:" + secret + "@10.0.0.1:26379,10.0.0.2:26379/mymaster",
+		"redis+sentinel://10.0.0.1:26379,10.0.0.2:26379/mymaster?sentinel_password=" + secret,
+		"redis+sentinel://:pw@10.0.0.1:26379/mymaster/0?sentinel_password=" + secret + "&password=" + secret,
+		"redis+cluster://:" + secret + "@10.0.0.1:7000,10.0.0.2:7000",
+		"redis://:" + secret + "@10.0.0.1:7000,10.0.0.2:7000",
+		"unix://:" + secret + "@/run/redis.sock?db=0",
+		"unix:///run/redis.sock?password=" + secret,
+	} {
+		got := RedactURL(raw)
+		if strings.Contains(got, secret) {
+			t.Errorf("RedactURL(%q) = %q, which shows the secret", raw, got)
+		}
+	}
+}
+
+func TestRedactURLKeepsWhereItPoints(t *testing.T) {
+	for raw, want := range map[string]string{
+		"": "",
+		"redis://:pw@127.0.0.1:6379/0?password=x":            "redis://127.0.0.1:6379/0",
+		"redis+sentinel://h1:26379,h2/m?sentinel_password=x": "redis+sentinel://h1:26379,h2:26379/m",
+		"nonsense": "(unparsable redis URL)",
+	} {
+		if got := RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
