@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/pubsub"
@@ -38,7 +40,7 @@ func startCluster(t *testing.T) []string {
 	ctx := context.Background()
 	for _, a := range addrs {
 		c := redis.NewClient(&redis.Options{Addr: a})
-		waitFor(t, 5*time.Second, "redis-server on "+a+" answers PING", func() bool { return c.Ping(ctx).Err() == nil })
+		testutil.Eventually(t, 5*time.Second, "redis-server on "+a+" answers PING", func() bool { return c.Ping(ctx).Err() == nil })
 		_ = c.Close()
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
@@ -48,7 +50,7 @@ func startCluster(t *testing.T) []string {
 	}
 	for _, a := range addrs {
 		c := redis.NewClient(&redis.Options{Addr: a})
-		waitFor(t, 15*time.Second, "cluster_state:ok on "+a, func() bool {
+		testutil.Eventually(t, 15*time.Second, "cluster_state:ok on "+a, func() bool {
 			info, err := c.ClusterInfo(ctx).Result()
 			return err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3")
 		})

@@ -1,5 +1,7 @@
 package main
 
+// The commands other than serve, one function each, named <name>Command; main.go's run switches between them.
+
 import (
 	"context"
 	"crypto/tls"
@@ -9,10 +11,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
-	"github.com/syncverse/hub/dispatch"
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/bench"
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/dispatch"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -27,7 +33,7 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintln(stderr, "Usage: hub publish --topic T [--type progress] [--data JSON]   (data on stdin when --data is absent)")
 		fs.PrintDefaults()
 	}
-	cfg, err := loadConfig(fs, args, getenv)
+	cfg, err := config.Load(fs, args, getenv)
 	if err != nil {
 		return err
 	}
@@ -47,15 +53,12 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 	if url == "" {
 		url = "redis://" + cfg.Redis.EmbeddedAddr + "/0" // the embedded server of a hub running with defaults
 	}
-	rdb, err := newRedisClient(url)
+	rdb, err := pubsub.NewClient(url)
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	pub := pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
-		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
-		Sharded: cfg.Redis.ShardedPubSub,
-	})
+	pub := newPublisher(cfg, rdb)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	id, err := pub.Publish(ctx, *topic, *typ, body)
@@ -72,7 +75,7 @@ func healthcheckCommand(ctx context.Context, args []string, getenv func(string) 
 	fs.SetOutput(stderr)
 	url := fs.String("url", "", "health URL (default: http://<listen>/healthz)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
-	cfg, err := loadConfig(fs, args, getenv)
+	cfg, err := config.Load(fs, args, getenv)
 	if err != nil {
 		return err
 	}
@@ -115,8 +118,8 @@ func healthcheckCommand(ctx context.Context, args []string, getenv func(string) 
 
 // dispatchCommand is `hub dispatch-test`, the lease verification (package dispatch).
 func dispatchCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg := defaultConfig()
-	if err := applyEnv(&cfg, getenv); err != nil {
+	cfg := config.Default()
+	if err := config.ApplyEnv(&cfg, getenv); err != nil {
 		return err
 	}
 	err := dispatch.Command(ctx, args, stdout, stderr, cfg.Redis.URL)
@@ -124,4 +127,70 @@ func dispatchCommand(ctx context.Context, args []string, getenv func(string) str
 		return errUsage
 	}
 	return err
+}
+
+// benchCommand runs the load generator (package bench); see BENCHMARKS.md for the scenarios it measures.
+func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	err := bench.Command(ctx, args, stdout, stderr)
+	if errors.Is(err, bench.ErrUsage) {
+		return errUsage
+	}
+	return err
+}
+
+// patterns is a repeatable flag; each use may also hold a comma-separated list.
+type patterns []string
+
+func (p *patterns) String() string { return strings.Join(*p, ",") }
+
+func (p *patterns) Set(v string) error {
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*p = append(*p, s)
+		}
+	}
+	return nil
+}
+
+// tokenCommand is `hub token`: it prints a token signed with the configured HS256 secret, for operators who hand
+// tokens to consoles and agents. Tokens for RS256/ES256/EdDSA come from whoever holds the private key.
+func tokenCommand(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sub, pub patterns
+	fs.Var(&sub, "subscribe", "topic or prefix `pattern` (project.*) the holder may read; repeatable")
+	fs.Var(&pub, "publish", "topic or prefix `pattern` the holder may publish to; repeatable")
+	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
+	subject := fs.String("subject", "", "who the token is for (the sub claim), e.g. console-ops or agent-7")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: hub token --subscribe PATTERN... [--publish PATTERN...] [--ttl 1h] [--subject NAME]")
+		fmt.Fprintln(stderr, "Prints a token signed with auth.hmac_secret (HUB_AUTH_HMAC_SECRET).")
+		fs.PrintDefaults()
+	}
+	cfg, err := config.Load(fs, args, getenv)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hub token: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return errUsage
+	}
+	if cfg.Auth.HMACSecret == "" {
+		return errors.New("auth.hmac_secret (HUB_AUTH_HMAC_SECRET) is not set; tokens for public-key auth are signed by your identity provider")
+	}
+	tok, err := auth.Sign([]byte(cfg.Auth.HMACSecret), auth.Grant{Subscribe: sub, Publish: pub}, auth.Claims{
+		Subject: *subject, Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, TTL: *ttl,
+	}, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, tok)
+	return nil
+}
+
+// versionCommand is `hub version`.
+func versionCommand(stdout io.Writer) error {
+	fmt.Fprintf(stdout, "hub %s %s %s/%s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +14,11 @@ import (
 func TestDemoWithEmbeddedRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_EMBEDDED_ADDR": "127.0.0.1:0", "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
-	out, logs := &syncBuffer{}, &syncBuffer{}
-	done := make(chan error, 1)
+	logs := &syncBuffer{}
+	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
-		done <- run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs)
+		done <- run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
+			io.Discard, logs, func(url string) { urls <- url })
 	}()
 	defer func() {
 		cancel()
@@ -25,13 +27,10 @@ func TestDemoWithEmbeddedRedis(t *testing.T) {
 		}
 	}()
 	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if line, ok := strings.CutPrefix(out.String(), "hub listening on "); ok {
-			base = strings.TrimSpace(line)
-		}
-	}
-	if base == "" {
-		t.Fatalf("hub did not listen; logs:\n%s", logs)
+	select {
+	case base = <-urls:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("hub did not listen within 10s; logs:\n%s", logs)
 	}
 	c := openSSE(t, base, topicQuery("demo"), "0-0")
 	seen := map[string]bool{}

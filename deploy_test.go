@@ -231,7 +231,7 @@ func TestHealthcheckExitCodes(t *testing.T) {
 		t.Errorf("hub healthcheck against closed %s = %v, want exit status 1", closed, err)
 	}
 	if err := run(context.Background(), []string{"healthcheck", "--url", h.URL + "/healthz"}, func(string) string { return "" },
-		strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		strings.NewReader(""), io.Discard, io.Discard, nil); err != nil {
 		t.Errorf("run(healthcheck) = %v, want nil", err)
 	}
 }

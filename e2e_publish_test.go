@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -44,14 +46,14 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"publish", "--topic", "paths", "--type", "build.log", "--data", `{"workflow":"cli"}`},
-		h.getenv, strings.NewReader(""), &out, &errb)
+		h.getenv, strings.NewReader(""), &out, &errb, nil)
 	if err != nil {
 		t.Fatalf("hub publish: %v (%s)", err, errb.String())
 	}
 	want = append(want, sent{strings.TrimSpace(out.String()), "build.log", `{"workflow":"cli"}`})
 
 	out.Reset()
-	err = run(context.Background(), []string{"publish", "--topic", "paths"}, h.getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb)
+	err = run(context.Background(), []string{"publish", "--topic", "paths"}, h.getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb, nil)
 	if err != nil {
 		t.Fatalf("hub publish (stdin): %v (%s)", err, errb.String())
 	}
@@ -152,13 +154,13 @@ func TestBadPublishesAreRefused(t *testing.T) {
 	}
 	for _, tc := range cli {
 		var out, errb bytes.Buffer
-		err := run(context.Background(), append([]string{"publish"}, tc.args...), h.getenv, strings.NewReader(""), &out, &errb)
+		err := run(context.Background(), append([]string{"publish"}, tc.args...), h.getenv, strings.NewReader(""), &out, &errb, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.errHas) {
 			t.Errorf("hub publish %v = %v, want an error with %q", tc.args, err, tc.errHas)
 		}
 	}
 	var errb bytes.Buffer
-	if err := run(context.Background(), []string{"publish", "--data", "1"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &errb); err != errUsage {
+	if err := run(context.Background(), []string{"publish", "--data", "1"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &errb, nil); err != errUsage {
 		t.Errorf("hub publish without --topic = %v, want the usage error (exit 2)", err)
 	}
 	n, err := h.RDB.Exists(context.Background(), h.StreamKey("t"), h.StreamKey("a b")).Result()
@@ -175,7 +177,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	c.next(2 * time.Second) // retry
 	ctx := context.Background()
 	ch := pubsub.Keys{Prefix: h.Prefix}.Channel("g")
-	waitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
+	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
 	// The stream is live once a stored event has come through. Before that, the replay could still read the stream
 	// after the event below is published and deliver it ahead of the ephemeral one, which has no place in the stream.
 	first := h.publish("g", "progress", data(0))
@@ -198,13 +200,13 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	if got[1].ID != id || got[1].Data != data(1) {
 		t.Errorf("second event = %+v, want id %s data %s", got[1], id, data(1))
 	}
-	fams := scrape(t, h.URL)
+	fams := testutil.Scrape(t, h.URL)
 	for reason, want := range map[string]float64{"invalid_json": 1, "too_large": 1, "bad_type": 1} {
-		if v, _ := metricValue(fams, "hub_events_dropped_total", "reason="+reason); v != want {
+		if v, _ := testutil.MetricValue(fams, "hub_events_dropped_total", "reason="+reason); v != want {
 			t.Errorf("hub_events_dropped_total{reason=%q} = %v, want %v", reason, v, want)
 		}
 	}
-	if v, _ := metricValue(fams, "hub_events_received_total", "source=ephemeral"); v != 1 {
+	if v, _ := testutil.MetricValue(fams, "hub_events_received_total", "source=ephemeral"); v != 1 {
 		t.Errorf("hub_events_received_total{source=ephemeral} = %v, want 1", v)
 	}
 	if !strings.Contains(h.Logs(), "dropped event") {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -63,7 +65,7 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 		}
 	case <-time.After(200 * time.Millisecond):
 	}
-	if v, _ := metricValue(scrape(t, h.URL), "hub_replay_events"); v < 1 {
+	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_replay_events"); v < 1 {
 		t.Errorf("hub_replay_events count = %v, want >= 1", v)
 	}
 }
@@ -186,7 +188,7 @@ func TestBadEventsRequestsGetJSONErrors(t *testing.T) {
 			}
 		})
 	}
-	if v, _ := metricValue(scrape(t, h.URL), "hub_subscriptions"); v != 0 {
+	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_subscriptions"); v != 0 {
 		t.Errorf("hub_subscriptions = %v after refused requests, want 0", v)
 	}
 }

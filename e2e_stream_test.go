@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -76,7 +78,7 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 	}
 	stalled := openStalled(t, h.Addr, "/events?topic=slow&last_event_id=0-0")
 	defer stalled.Close()
-	waitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
+	testutil.WaitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
 	// The stalled client reads one live event before it freezes: a client that stalls while it is still replaying
 	// is not evicted but kept to its write timeout (an overflow during a replay reads the stream again).
 	ids := []string{h.publish("slow", "progress", `{"workflow":"wf","seq":-1}`)}
@@ -89,7 +91,7 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 			ids = append(ids, h.publish("slow", "progress", fmt.Sprintf(payload, i)))
 		}
 		time.Sleep(20 * time.Millisecond) // pace the publisher like a real agent, so only the stalled client falls behind
-		v, _ := metricValue(scrape(t, h.URL), "hub_clients_evicted_total", "reason=slow")
+		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_clients_evicted_total", "reason=slow")
 		evicted = v == 1
 	}
 	if !evicted {
@@ -101,8 +103,8 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 			t.Fatalf("reader %d got %d ids, want the %d published, in order (first difference at %d)", i, len(got), len(ids), firstDiff(got, ids))
 		}
 	}
-	waitMetric(t, h.URL, 1, 5*time.Second, "hub_sse_connections_closed_total", "reason=slow")
-	if v, _ := metricValue(scrape(t, h.URL), "hub_sse_connections_active"); v != readers {
+	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_sse_connections_closed_total", "reason=slow")
+	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_active"); v != readers {
 		t.Errorf("hub_sse_connections_active = %v, want %d", v, readers)
 	}
 }
@@ -218,11 +220,11 @@ func TestGapRepairDeliversLostMessages(t *testing.T) {
 			t.Errorf("event %d = %s %s, want %s %s", i, got[i].ID, got[i].Data, want, data(i+1))
 		}
 	}
-	fams := scrape(t, h.URL)
-	if v, _ := metricValue(fams, "hub_redis_gap_repairs_total"); v < 2 {
+	fams := testutil.Scrape(t, h.URL)
+	if v, _ := testutil.MetricValue(fams, "hub_redis_gap_repairs_total"); v < 2 {
 		t.Errorf("hub_redis_gap_repairs_total = %v, want >= 2", v)
 	}
-	if v, _ := metricValue(fams, "hub_events_received_total", "source=repair"); v != 3 {
+	if v, _ := testutil.MetricValue(fams, "hub_events_received_total", "source=repair"); v != 3 {
 		t.Errorf("hub_events_received_total{source=repair} = %v, want 3 (the lost one, the one that revealed it, the lost last one)", v)
 	}
 }
@@ -263,7 +265,7 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 			t.Fatalf("event %d = %s, want %s", i, f.ID, ids[i])
 		}
 	}
-	if v := waitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_resubscriptions_total"); v < 1 {
+	if v := testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_resubscriptions_total"); v < 1 {
 		t.Errorf("hub_redis_resubscriptions_total = %v", v)
 	}
 }
@@ -344,7 +346,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 	for i := range clients {
 		clients[i] = openSSE(t, h.URL, topicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")
 	}
-	waitMetric(t, h.URL, 50, 5*time.Second, "hub_sse_connections_active")
+	testutil.WaitMetric(t, h.URL, 50, 5*time.Second, "hub_sse_connections_active")
 	start := time.Now()
 	if err := h.Stop(); err != nil {
 		t.Fatalf("run() = %v, want nil", err)

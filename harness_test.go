@@ -4,12 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,12 +21,14 @@ import (
 	"github.com/syncverse/hub/pubsub"
 )
 
-// testHub is the real hub, run through run() on a loopback port against a test's Redis.
+// testHub is the real program, run through run() on a loopback port. startHub wires it to a test's Redis with a
+// key prefix of its own; runDeployed gives it nothing but the environment a deployment would (a cluster or sentinel
+// URL, TLS files, h2c).
 type testHub struct {
 	t      testing.TB
-	URL    string // http://127.0.0.1:PORT
+	URL    string // http://127.0.0.1:PORT, or https://… with TLS
 	Addr   string
-	Redis  *redistest.Server
+	Redis  *redistest.Server // nil for runDeployed
 	Prefix string
 	RDB    *redis.Client
 	Pub    *pubsub.Publisher
@@ -43,64 +49,84 @@ func startHub(t testing.TB, rs *redistest.Server, env ...string) *testHub {
 // startHubOn is startHub on a listen address of the test's choice.
 func startHubOn(t testing.TB, rs *redistest.Server, listen string, env ...string) *testHub {
 	t.Helper()
-	h := &testHub{t: t, Redis: rs, Prefix: "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()), "-", ""), env: map[string]string{}}
-	h.env["HUB_REDIS_URL"] = rs.URL()
-	h.env["HUB_REDIS_PREFIX"] = h.Prefix
-	h.env["HUB_LOG_LEVEL"] = "info"
-	h.env["HUB_SHUTDOWN_TIMEOUT"] = "5s"
+	prefix := "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()), "-", "")
+	vars := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		h.env[k] = v
+		vars[k] = v
 	}
-	h.RDB = rs.Client()
+	h := newTestHub(t, vars)
+	h.Redis, h.Prefix, h.RDB = rs, prefix, rs.Client()
 	h.Pub = pubsub.NewPublisher(h.RDB, pubsub.PublisherConfig{Prefix: h.Prefix})
 	h.start(listen)
-	t.Cleanup(func() { h.Stop() })
+	t.Cleanup(func() { _ = h.Stop() })
+	return h
+}
+
+// runDeployed runs the hub with env as its whole environment; run() must return nil when the test ends.
+func runDeployed(t testing.TB, env map[string]string) *testHub {
+	t.Helper()
+	h := newTestHub(t, env)
+	h.start("127.0.0.1:0")
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Errorf("run() = %v", err)
+		}
+	})
+	return h
+}
+
+func newTestHub(t testing.TB, env map[string]string) *testHub {
+	h := &testHub{t: t, env: map[string]string{"HUB_LOG_LEVEL": "info", "HUB_SHUTDOWN_TIMEOUT": "5s"}}
+	for k, v := range env {
+		h.env[k] = v
+	}
 	return h
 }
 
 func (h *testHub) getenv(k string) string { return h.env[k] }
 
+// start runs the hub on listen and returns once it answers /readyz; run() says where it listens.
 func (h *testHub) start(listen string) {
 	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
 	h.logs = &syncBuffer{}
 	h.cancel, h.done = cancel, make(chan error, 1)
+	urls := make(chan string, 1)
 	go func() {
-		h.done <- run(ctx, []string{"serve", "--listen", listen}, h.getenv, strings.NewReader(""), out, h.logs)
+		h.done <- run(ctx, []string{"serve", "--listen", listen}, h.getenv, strings.NewReader(""), io.Discard, h.logs,
+			func(url string) { urls <- url })
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if line, ok := strings.CutPrefix(out.String(), "hub listening on "); ok {
-			h.URL = strings.TrimSpace(line)
-			h.Addr = strings.TrimPrefix(h.URL, "http://")
-			h.waitReady()
-			return
-		}
-		select {
-		case err := <-h.done:
-			h.t.Fatalf("run() returned before listening: %v\nlogs:\n%s", err, h.logs)
-		case <-time.After(5 * time.Millisecond):
-		}
+	select {
+	case h.URL = <-urls:
+		h.Addr = h.URL[strings.Index(h.URL, "://")+3:]
+		h.waitReady(15 * time.Second)
+	case err := <-h.done:
+		h.cancel = nil
+		h.t.Fatalf("run() returned before listening: %v\nlogs:\n%s", err, h.logs)
+	case <-time.After(15 * time.Second):
+		h.t.Fatalf("hub did not start listening within 15s; logs:\n%s", h.logs)
 	}
-	h.t.Fatalf("hub did not start listening within 10s; logs:\n%s", h.logs)
 }
 
-func (h *testHub) waitReady() {
+// client is an HTTP client for the hub; it trusts any certificate, since the tests' are self-signed.
+func (h *testHub) client() *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+}
+
+// waitReady waits until /readyz answers 200.
+func (h *testHub) waitReady(within time.Duration) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(h.URL + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	c := h.client()
+	defer c.CloseIdleConnections()
+	testutil.Eventually(h.t, within, "hub at "+h.URL+" ready", func() bool {
+		resp, err := c.Get(h.URL + "/readyz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	h.t.Fatalf("hub at %s not ready within 10s; logs:\n%s", h.URL, h.logs)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }
 
 // Stop cancels run's context and returns what run returned; it is idempotent.

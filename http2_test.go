@@ -44,7 +44,7 @@ func TestHTTP2(t *testing.T) {
 		addr := strings.TrimPrefix(h.URL, "https://")
 		env := map[string]string{"HUB_LISTEN": addr, "HUB_TLS_CERT_FILE": certFile, "HUB_TLS_KEY_FILE": keyFile}
 		if err := run(context.Background(), []string{"healthcheck"}, func(k string) string { return env[k] },
-			strings.NewReader(""), io.Discard, io.Discard); err != nil {
+			strings.NewReader(""), io.Discard, io.Discard, nil); err != nil {
 			t.Errorf("hub healthcheck (HUB_LISTEN=%s, TLS) = %v, want nil", addr, err)
 		}
 	})

@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/syncverse/hub/internal/config"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, nil)
 	stop()
 	switch {
 	case err == nil:
@@ -30,17 +32,19 @@ func main() {
 }
 
 // errUsage marks a command line that could not be parsed; the usage was printed already.
-var errUsage = errors.New("usage")
+var errUsage = config.ErrUsage
 
 // run is the whole program, minus the process: tests call it with their own arguments, environment and streams.
-func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+// listening, when set, learns the URL `hub serve` serves on as soon as it listens (tests run it on 127.0.0.1:0).
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer,
+	listening func(url string)) error {
 	name, rest := "serve", args
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, rest = args[0], args[1:]
 	}
 	switch name {
 	case "serve":
-		return serve(ctx, rest, getenv, stdout, stderr)
+		return serve(ctx, rest, getenv, stdout, stderr, listening)
 	case "publish":
 		return publishCommand(ctx, rest, getenv, stdin, stdout, stderr)
 	case "healthcheck":

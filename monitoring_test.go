@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
@@ -141,9 +143,9 @@ func busyHubMetrics(t *testing.T) map[string]bool {
 	if r := openSSE(t, h.URL, topicQuery("bad topic!"), ""); r.Status != http.StatusBadRequest {
 		t.Fatalf("GET /events?topic=bad topic! = %d, want 400", r.Status)
 	}
-	waitMetric(t, h.URL, 1, 5*time.Second, "hub_events_dropped_total")
+	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_events_dropped_total")
 	exposed := map[string]bool{}
-	for name := range scrape(t, h.URL) {
+	for name := range testutil.Scrape(t, h.URL) {
 		exposed[name] = true
 	}
 	return exposed

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -48,7 +50,7 @@ func startNginx(t *testing.T, upstream string, readTimeout time.Duration) string
 	}
 	startProc(t, dir, "nginx", "-p", dir, "-c", path, "-g", "daemon off;")
 	base := "http://" + loopback(port)
-	waitFor(t, 10*time.Second, "nginx answers /healthz", func() bool {
+	testutil.Eventually(t, 10*time.Second, "nginx answers /healthz", func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			return false

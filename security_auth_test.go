@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
@@ -70,7 +72,7 @@ func TestAuthRules(t *testing.T) {
 	}, quiet(h, admin, "project.42", "project.43", "secret", "ops", "project.1"))
 
 	for _, r := range []string{"no_token", "expired", "bad_token", "query_token", "forbidden"} {
-		if v, _ := metricValue(scrapeWith(t, h.URL, admin), "hub_http_rejected_total", "reason="+r); v == 0 {
+		if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, h.URL, admin), "hub_http_rejected_total", "reason="+r); v == 0 {
 			t.Errorf("hub_http_rejected_total{reason=%q} = 0, want the refusals counted", r)
 		}
 	}

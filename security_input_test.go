@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/internal/redistest"
 )
@@ -58,7 +56,7 @@ func TestHostileInput(t *testing.T) {
 		{"bare CR in the Last-Event-ID header", "GET /events?topic=in HTTP/1.1\r\nHost: h\r\nLast-Event-ID: 1-0\revent: x\r\n\r\n", 400, "400 Bad Request"},
 	}
 	for _, r := range raw {
-		status, body := rawRequest(t, h.Addr, r.request)
+		status, body := testutil.RawRequest(t, h.Addr, r.request)
 		if status != r.status || body != r.body {
 			t.Errorf("%s = %d %q, want %d %q", r.name, status, body, r.status, r.body)
 		}
@@ -84,23 +82,4 @@ func manyTopics(n int) string {
 		fmt.Fprintf(&b, "topic=t%d", i)
 	}
 	return b.String()
-}
-
-// rawRequest writes request as is (a Go client refuses to send what these tests need) and reads the answer.
-func rawRequest(t testing.TB, addr, request string) (int, string) {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	go func() { _, _ = io.WriteString(conn, request) }() // the server may answer, and close, before reading it all
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("read the answer to a raw request: %v", err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, strings.TrimSpace(string(b))
 }

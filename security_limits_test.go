@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
@@ -49,14 +47,14 @@ func TestConnectionLimits(t *testing.T) {
 			t.Errorf("%s: %d without Retry-After", s.name, c.Status)
 		}
 	}
-	fams := scrape(t, h.URL)
+	fams := testutil.Scrape(t, h.URL)
 	for name, want := range map[string]float64{"hub_sse_connections_active": 3, "hub_subscriptions": 3} {
-		if v, _ := metricValue(fams, name); v != want {
+		if v, _ := testutil.MetricValue(fams, name); v != want {
 			t.Errorf("%s = %v with 3 streams held, want %v", name, v, want)
 		}
 	}
 	for reason, want := range map[string]float64{"conn_per_ip": 2, "conn_limit": 1} {
-		if v, _ := metricValue(fams, "hub_http_rejected_total", "reason="+reason); v != want {
+		if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason="+reason); v != want {
 			t.Errorf("hub_http_rejected_total{reason=%s} = %v, want %v", reason, v, want)
 		}
 	}
@@ -118,9 +116,9 @@ func TestPublishAndOriginLimits(t *testing.T) {
 		t.Errorf("GET /events from an unlisted origin carries CORS headers %v", r.header)
 	}
 	waitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
-	fams := scrapeWith(t, h.URL, admin)
+	fams := testutil.ScrapeWith(t, h.URL, admin)
 	for reason, want := range map[string]float64{"publish_rate": 1, "origin": 2} {
-		if v, _ := metricValue(fams, "hub_http_rejected_total", "reason="+reason); v != want {
+		if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason="+reason); v != want {
 			t.Errorf("hub_http_rejected_total{reason=%s} = %v, want %v", reason, v, want)
 		}
 	}
@@ -134,7 +132,7 @@ func TestMetricsListener(t *testing.T) {
 	if r := do(t, h.URL, call{path: "/metrics", header: bearer(admin)}); r.status != http.StatusNotFound {
 		t.Errorf("GET /metrics on the main listener = %d, want 404 when metrics.listen is set", r.status)
 	}
-	if _, ok := metricValue(scrape(t, "http://"+addr), "hub_http_rejected_total", "reason=no_token"); !ok {
+	if _, ok := testutil.MetricValue(testutil.Scrape(t, "http://"+addr), "hub_http_rejected_total", "reason=no_token"); !ok {
 		t.Errorf("GET http://%s/metrics has no hub_http_rejected_total", addr)
 	}
 }
@@ -145,28 +143,4 @@ func jsonError(body string) string {
 		return body
 	}
 	return e.Error
-}
-
-// A publish body trickled slower than the body timeout is cut with a 408, so it cannot hold a connection for ever.
-func TestPublishBodyTimeout(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	sec, err := newSecurity(defaultConfig(), reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sec.bodyTimeout = 200 * time.Millisecond
-	a := &api{cfg: defaultConfig(), published: newPublishMetrics(reg), sec: sec}
-	e := echo.New()
-	e.HTTPErrorHandler = jsonErrors
-	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
-	srv := httptest.NewServer(e)
-	defer srv.Close()
-	start := time.Now()
-	status, body := rawRequest(t, strings.TrimPrefix(srv.URL, "http://"), "POST /publish HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{")
-	if status != http.StatusRequestTimeout || !strings.Contains(body, "not received in time") {
-		t.Errorf("trickled publish = %d %q, want 408 with a JSON error", status, body)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("trickled publish answered after %v, want about 200ms", d)
-	}
 }

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
@@ -38,7 +42,7 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 		t.Errorf("stream ended %v after exp, want within a second", d)
 	}
 	waitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
-	if v, _ := metricValue(scrapeWith(t, h.URL, admin), "hub_sse_connections_closed_total", "reason=token_expired"); v != 1 {
+	if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, h.URL, admin), "hub_sse_connections_closed_total", "reason=token_expired"); v != 1 {
 		t.Errorf("hub_sse_connections_closed_total{reason=token_expired} = %v, want 1", v)
 	}
 	if r := do(t, h.URL, call{path: "/events?topic=expiring", header: bearer(tok)}); r.status != http.StatusUnauthorized {
@@ -66,7 +70,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "hub.example.com:8080"} {
 		var out, errb bytes.Buffer
 		env := map[string]string{"HUB_REDIS_URL": rs.URL()}
-		err := run(context.Background(), []string{"serve", "--listen", listen}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+		err := run(context.Background(), []string{"serve", "--listen", listen}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb, nil)
 		if err == nil || !strings.Contains(err.Error(), "not a loopback address and no auth is configured") || !strings.Contains(err.Error(), "auth.hmac_secret") {
 			t.Errorf("serve --listen %s without auth = %v, want a refusal naming the auth settings", listen, err)
 		}
@@ -76,20 +80,20 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 	}
 	for listen, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:8080": true, "[::1]:8080": true, "127.1.2.3:80": true,
 		"0.0.0.0:8080": false, ":8080": false, "10.0.0.1:8080": false, "example.com:80": false, "garbage": false} {
-		if got := isLoopback(listen); got != want {
-			t.Errorf("isLoopback(%q) = %v, want %v", listen, got, want)
+		if got := config.IsLoopback(listen); got != want {
+			t.Errorf("config.IsLoopback(%q) = %v, want %v", listen, got, want)
 		}
 	}
 	var errb bytes.Buffer
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_AUTH_ANONYMOUS": "false"}
-	err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &bytes.Buffer{}, &errb)
+	err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &bytes.Buffer{}, &errb, nil)
 	if err == nil || !strings.Contains(err.Error(), "no client could connect") {
 		t.Errorf("serve with auth.anonymous false and no key = %v, want a refusal", err)
 	}
 	anon := true
-	for name, a := range map[string]AuthConfig{"a secret": {HMACSecret: testSecret}, "a key file": {PublicKeyFile: "k.pem"}, "anonymous on purpose": {Anonymous: &anon}} {
-		if err := checkExposure(Config{Listen: "0.0.0.0:8080", Auth: a}); err != nil {
-			t.Errorf("checkExposure(public listen, %s) = %v, want nil", name, err)
+	for name, a := range map[string]config.AuthConfig{"a secret": {HMACSecret: testSecret}, "a key file": {PublicKeyFile: "k.pem"}, "anonymous on purpose": {Anonymous: &anon}} {
+		if err := (&config.Config{Listen: "0.0.0.0:8080", Auth: a}).CheckExposure(); err != nil {
+			t.Errorf("CheckExposure(public listen, %s) = %v, want nil", name, err)
 		}
 	}
 }
@@ -114,7 +118,7 @@ func TestTokenCommand(t *testing.T) {
 	h, _ := secureHub(t, rs, "HUB_AUTH_ISSUER=ops", "HUB_AUTH_AUDIENCE=hub")
 	var out, errb bytes.Buffer
 	args := []string{"token", "--subscribe", "project.*,wf-1", "--subscribe", "ops", "--publish", "project.42", "--ttl", "10m", "--subject", "console"}
-	if err := run(context.Background(), args, h.getenv, strings.NewReader(""), &out, &errb); err != nil {
+	if err := run(context.Background(), args, h.getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
 		t.Fatalf("hub token: %v (%s)", err, errb.String())
 	}
 	tok := strings.TrimSpace(out.String())
@@ -136,12 +140,12 @@ func TestTokenCommand(t *testing.T) {
 		"no grant":    {[]string{"token"}, h.env, "grant nothing"},
 		"zero ttl":    {[]string{"token", "--subscribe", "a", "--ttl", "0s"}, h.env, "ttl"},
 	} {
-		err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+		err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.has) {
 			t.Errorf("%s: hub %v = %v, want an error with %q", name, tc.args, err, tc.has)
 		}
 	}
-	if err := run(context.Background(), []string{"token", "--bogus"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}); err != errUsage {
+	if err := run(context.Background(), []string{"token", "--bogus"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != errUsage {
 		t.Errorf("hub token --bogus = %v, want errUsage", err)
 	}
 }
@@ -166,7 +170,7 @@ func TestSecretsNotLogged(t *testing.T) {
 	out, logs := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs)
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs, nil)
 	}()
 	var err error
 	select {
@@ -191,4 +195,32 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// At start, hub serve logs where Redis is without any password: the user info and the query's password= and
+// sentinel_password= (the root package's own redactor once printed the query as it was).
+func TestServeStartLogHidesSentinelPassword(t *testing.T) {
+	const secret = "s3nt1nel-Pa55"
+	url := "redis+sentinel://:" + secret + "@" + freePort(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
+	env := map[string]string{"HUB_REDIS_URL": url, "HUB_SHUTDOWN_TIMEOUT": "5s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &syncBuffer{}
+	done, urls := make(chan error, 1), make(chan string, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
+			io.Discard, logs, func(url string) { urls <- url })
+	}()
+	select {
+	case <-urls: // the start line is logged before run reports the address
+	case err := <-done:
+		t.Fatalf("run() = %v before listening; logs:\n%s", err, logs)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(logs.String(), "hub started") {
+		t.Fatalf("no start line in the logs:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), secret) {
+		t.Errorf("the logs show the Sentinel password:\n%s", logs)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
@@ -142,10 +144,10 @@ func waitZero(t testing.TB, base, token string, names ...string) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for {
-		fams := scrapeWith(t, base, token)
+		fams := testutil.ScrapeWith(t, base, token)
 		var busy []string
 		for _, n := range names {
-			if v, _ := metricValue(fams, n); v != 0 {
+			if v, _ := testutil.MetricValue(fams, n); v != 0 {
 				busy = append(busy, n)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/pubsub"
@@ -34,7 +36,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 		a := loopback(port)
 		c := redis.NewClient(&redis.Options{Addr: a})
 		defer c.Close()
-		waitFor(t, 5*time.Second, name+" answers PING", func() bool { return c.Ping(ctx).Err() == nil })
+		testutil.Eventually(t, 5*time.Second, name+" answers PING", func() bool { return c.Ping(ctx).Err() == nil })
 		return a, func() { _ = cmd.Process.Kill() }
 	}
 	master, killMaster := node("master", "--repl-diskless-sync-delay", "0")
@@ -42,7 +44,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	replica, _ := node("replica", "--replicaof", mhost, mport)
 	rc := redis.NewClient(&redis.Options{Addr: replica})
 	defer rc.Close()
-	waitFor(t, 15*time.Second, "the replica is in sync", func() bool {
+	testutil.Eventually(t, 15*time.Second, "the replica is in sync", func() bool {
 		info, err := rc.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	})
@@ -61,7 +63,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	startProc(t, sdir, "redis-server", confPath, "--sentinel")
 	sentinel := redis.NewSentinelClient(&redis.Options{Addr: loopback(sport)})
 	defer sentinel.Close()
-	waitFor(t, 10*time.Second, "sentinel sees the replica", func() bool {
+	testutil.Eventually(t, 10*time.Second, "sentinel sees the replica", func() bool {
 		r, err := sentinel.Replicas(ctx, "hubmaster").Result()
 		return err == nil && len(r) == 1
 	})
@@ -88,7 +90,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	checkSeq(t, stream.events(5, 10*time.Second), 0)
 
 	killMaster()
-	waitFor(t, 20*time.Second, "sentinel promotes "+replica, func() bool {
+	testutil.Eventually(t, 20*time.Second, "sentinel promotes "+replica, func() bool {
 		a, err := sentinel.GetMasterAddrByName(ctx, "hubmaster").Result()
 		return err == nil && len(a) == 2 && a[0]+":"+a[1] == replica
 	})

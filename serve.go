@@ -8,60 +8,35 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/demo"
+	"github.com/syncverse/hub/internal/server"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
 )
 
-// loadConfig builds the configuration from defaults, the --config file, HUB_* variables and flags, in that order.
-// fs may define more flags (a command's own); they are parsed too.
-func loadConfig(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, error) {
-	cfg := defaultConfig()
-	path := fs.String("config", getenv("HUB_CONFIG"), "YAML configuration `file` (unknown keys are errors)")
-	listen := fs.String("listen", "", "listen `address` (overrides listen)")
-	redisURL := fs.String("redis-url", "", "Redis `URL` (overrides redis.url; empty config = embedded server)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cfg, err
-		}
-		return cfg, errUsage
-	}
-	var errs []error
-	if *path != "" {
-		errs = append(errs, loadFile(&cfg, *path))
-	}
-	errs = append(errs, applyEnv(&cfg, getenv))
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	if *redisURL != "" {
-		cfg.Redis.URL = *redisURL
-	}
-	if err := errors.Join(errs...); err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.validate()
-}
-
 // serve runs the hub until ctx ends, then drains it: streams end first (so clients reconnect elsewhere), then the
 // HTTP server, the Redis subscriber and the Redis client. It returns only when every goroutine it started is gone.
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// listening, when set, learns the URL the hub serves on once its listener is open.
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, listening func(url string)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	demo := fs.Bool("demo", false, "run simulated agents that publish workflows on topic demo")
-	cfg, err := loadConfig(fs, args, getenv)
+	demoOn := fs.Bool("demo", false, "run simulated agents that publish workflows on topic demo")
+	cfg, err := config.Load(fs, args, getenv)
 	if err != nil {
 		return err
 	}
-	if err := checkExposure(cfg); err != nil {
+	if err := cfg.CheckExposure(); err != nil {
 		return err
 	}
 	log := newLogger(cfg.Log, stderr)
@@ -70,148 +45,164 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer closeRedis()
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	hm := hub.NewMetrics(reg)
-	registerBuildInfo(reg)
-	sec, err := newSecurity(cfg, reg)
+	p, err := build(cfg, rdb, log)
 	if err != nil {
 		return err
 	}
-	sec.logMode(log, cfg)
-	sub := pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
-		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
-		Logger: log, Registerer: reg, HubMetrics: hm, Sharded: cfg.Redis.ShardedPubSub,
-	})
-	h := hub.New(sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
-	pub := pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
-		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
-		Sharded: cfg.Redis.ShardedPubSub,
-	})
-	events := sse.New(h, sse.Config{
-		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
-		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
-		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(reg), Authorize: sec.authorizeStream,
-	})
-	app := &api{cfg: cfg, rdb: rdb, pub: pub, store: sub.Store, sub: sub, reg: reg, log: log, events: events,
-		published: newPublishMetrics(reg), sec: sec}
-	srv := &http.Server{
-		Handler:           routes(app),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    cfg.Limits.MaxHeaderBytes,
-	}
-	serveHTTP, scheme, err := configureHTTP(srv, cfg)
-	if err != nil {
-		return err
-	}
-	ln, err := listen(ctx, cfg.Listen, cfg.SSE.WriteTimeout)
+	ln, err := server.Listen(ctx, cfg.Listen, cfg.SSE.WriteTimeout)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	msrv, mln, err := listenMetrics(cfg, reg, log)
+	msrv, mln, err := server.ListenMetrics(cfg, p.reg, log)
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
-	fmt.Fprintf(stdout, "hub listening on %s://%s\n", scheme, ln.Addr())
-	log.Info().Str("addr", ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demo).Msg("hub started")
+	url := p.scheme + "://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "hub listening on %s\n", url)
+	log.Info().Str("addr", ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
+	if listening != nil {
+		listening(url)
+	}
 
+	// bg outlives ctx: the subscriber keeps feeding the hub while the streams drain, and stops last.
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
-	var wg sync.WaitGroup
-	errc := make(chan error, 4)
-	wg.Go(func() { errc <- sub.Run(bg, h) })
-	wg.Go(func() {
-		if err := serveHTTP(ln); !errors.Is(err, http.ErrServerClosed) {
-			errc <- fmt.Errorf("http server: %w", err)
-		}
-	})
+	g, failed := errgroup.WithContext(bg)
+	g.Go(func() error { return p.sub.Run(bg, p.hub) })
+	g.Go(func() error { return served("http server", p.serveHTTP(ln)) })
 	if msrv != nil {
-		wg.Go(func() {
-			if err := msrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("metrics server: %w", err)
-			}
-		})
+		g.Go(func() error { return served("metrics server", msrv.Serve(mln)) })
 	}
-	if *demo {
-		wg.Go(func() { runDemo(bg, pub, rdb, reg, log) })
+	if *demoOn {
+		g.Go(func() error { demo.Run(bg, p.pub, rdb, p.reg, log); return nil })
 	}
+	g.Go(func() error {
+		select {
+		case <-ctx.Done():
+		case <-failed.Done():
+		}
+		defer stopBG()
+		return p.shutdown(cfg.ShutdownTimeout, msrv, log)
+	})
+	err = g.Wait()
+	log.Info().Msg("hub stopped")
+	return err
+}
 
-	var failed error
-	select {
-	case <-ctx.Done():
-	case failed = <-errc:
+// served turns a server's return into the group's error: ErrServerClosed is how a shutdown ends it.
+func served(what string, err error) error {
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
 	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// parts is the running hub, as build wires it.
+type parts struct {
+	reg       *prometheus.Registry
+	hub       *hub.Hub
+	sub       *pubsub.Subscriber
+	pub       *pubsub.Publisher
+	events    *sse.Handler
+	srv       *http.Server
+	serveHTTP func(net.Listener) error
+	scheme    string
+}
+
+// build makes every part of the hub from cfg: the metrics registry, the subscriber that feeds the hub, the hub,
+// the publisher, the /events handler and the HTTP edge.
+func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*parts, error) {
+	p := &parts{reg: prometheus.NewRegistry()}
+	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	hm := hub.NewMetrics(p.reg)
+	registerBuildInfo(p.reg)
+	sec, err := server.NewSecurity(cfg, p.reg)
+	if err != nil {
+		return nil, err
+	}
+	sec.LogMode(log, cfg)
+	p.sub = pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
+		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
+		Logger: log, Registerer: p.reg, HubMetrics: hm, Sharded: cfg.Redis.ShardedPubSub,
+	})
+	p.hub = hub.New(p.sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
+	p.pub = newPublisher(cfg, rdb)
+	p.events = sse.New(p.hub, sse.Config{
+		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
+		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
+		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(p.reg), Authorize: sec.AuthorizeStream,
+	})
+	p.srv = &http.Server{
+		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
+			Logger: log, Events: p.events, Security: sec}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    cfg.Limits.MaxHeaderBytes,
+	}
+	p.serveHTTP, p.scheme, err = server.ConfigureHTTP(p.srv, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// shutdown closes the hub first (which ends the streams, so clients reconnect elsewhere), then the HTTP server, the
+// HTTP/1.1 streams the server no longer tracks, and the metrics listener.
+func (p *parts) shutdown(timeout time.Duration, msrv *http.Server, log zerolog.Logger) error {
 	log.Info().Msg("shutting down: ending streams")
-	h.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	p.hub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		_ = srv.Close()
-		failed = errors.Join(failed, fmt.Errorf("shutdown: %w", err))
+	var failed error
+	if err := p.srv.Shutdown(ctx); err != nil {
+		_ = p.srv.Close()
+		failed = fmt.Errorf("shutdown: %w", err)
 	}
-	if err := events.Shutdown(sctx); err != nil { // HTTP/1.1 streams, which the HTTP server no longer tracks
+	if err := p.events.Shutdown(ctx); err != nil {
 		failed = errors.Join(failed, fmt.Errorf("shutdown: streams: %w", err))
 	}
 	if msrv != nil {
 		_ = msrv.Close() // scrapes are short; nothing is lost by cutting one
 	}
-	stopBG()
-	wg.Wait()
-	log.Info().Msg("hub stopped")
 	return failed
 }
 
-// listenMetrics opens the separate /metrics listener when metrics.listen asks for one. It has no auth: it is meant
-// for an address only the scraper can reach, so the hub says so when it is not a loopback address.
-func listenMetrics(cfg Config, reg *prometheus.Registry, log zerolog.Logger) (*http.Server, net.Listener, error) {
-	if cfg.Metrics.Listen == "" {
-		return nil, nil, nil
-	}
-	ln, err := net.Listen("tcp", cfg.Metrics.Listen)
-	if err != nil {
-		return nil, nil, fmt.Errorf("metrics.listen: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metricsHandler(reg))
-	ev := log.Info()
-	if !isLoopback(cfg.Metrics.Listen) {
-		ev = log.Warn().Str("note", "no auth on this listener: keep it reachable by the scraper only")
-	}
-	ev.Str("addr", ln.Addr().String()).Msg("metrics listening")
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: cfg.Limits.MaxHeaderBytes}, ln, nil
+func newPublisher(cfg config.Config, rdb redis.UniversalClient) *pubsub.Publisher {
+	return pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
+		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
+		Sharded: cfg.Redis.ShardedPubSub,
+	})
 }
 
-// openRedis connects to redis.url, or starts the embedded Redis-compatible server when it is empty.
-func openRedis(cfg RedisConfig, log zerolog.Logger) (redis.UniversalClient, func(), error) {
-	url := cfg.URL
-	var stopEmbedded func()
+// openRedis connects to redis.url, or starts the embedded Redis-compatible server (miniredis) when it is empty, so
+// the hub runs on a machine without Redis and agents or redis-cli can still publish to it.
+func openRedis(cfg config.RedisConfig, log zerolog.Logger) (redis.UniversalClient, func(), error) {
+	url, stopEmbedded := cfg.URL, func() {}
 	if url == "" {
-		addr, stop, err := startEmbedded(cfg.EmbeddedAddr)
-		if err != nil {
-			return nil, nil, err
+		m := miniredis.NewMiniRedis()
+		if err := m.StartAddr(cfg.EmbeddedAddr); err != nil {
+			return nil, nil, fmt.Errorf("start the embedded Redis on %s (set redis.url to use a real one): %w", cfg.EmbeddedAddr, err)
 		}
-		log.Warn().Str("addr", addr).Msg("redis.url is empty: using the embedded Redis-compatible server (development only; nothing survives a restart)")
-		url, stopEmbedded = "redis://"+addr+"/0", stop
+		log.Warn().Str("addr", m.Addr()).Msg("redis.url is empty: using the embedded Redis-compatible server (development only; nothing survives a restart)")
+		url, stopEmbedded = "redis://"+m.Addr()+"/0", m.Close
 	}
-	rdb, err := newRedisClient(url)
+	rdb, err := pubsub.NewClient(url)
 	if err != nil {
-		if stopEmbedded != nil {
-			stopEmbedded()
-		}
+		stopEmbedded()
 		return nil, nil, err
 	}
-	return rdb, func() {
-		_ = rdb.Close()
-		if stopEmbedded != nil {
-			stopEmbedded()
-		}
-	}, nil
+	return rdb, func() { _ = rdb.Close(); stopEmbedded() }, nil
 }
 
-// newRedisClient opens a client for a single server, a Cluster or a Sentinel-managed master; see pubsub.NewClient.
-func newRedisClient(url string) (redis.UniversalClient, error) {
-	return pubsub.NewClient(url)
+// newLogger returns the process's logger; nothing else writes logs, and nothing uses zerolog's global logger.
+func newLogger(cfg config.LogConfig, w io.Writer) zerolog.Logger {
+	level, err := zerolog.ParseLevel(cfg.Level)
+	if err != nil || cfg.Level == "" {
+		level = zerolog.InfoLevel
+	}
+	if cfg.Format == "console" {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(w).Level(level).With().Timestamp().Logger()
 }

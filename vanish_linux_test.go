@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -53,13 +55,13 @@ func TestVanishedClientWithoutFIN(t *testing.T) {
 		t.Fatalf("start curl in %s: %v", ns, err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-curl.Process.Pid, syscall.SIGKILL); _ = curl.Wait() })
-	waitMetric(t, h.URL, 1, 10*time.Second, "hub_sse_connections_active")
+	testutil.WaitMetric(t, h.URL, 1, 10*time.Second, "hub_sse_connections_active")
 
 	ip("netns", "exec", ns, "ip", "link", "set", clientIf, "down") // from now on nothing of the client's gets out
 	_ = syscall.Kill(-curl.Process.Pid, syscall.SIGKILL)
 	gone := time.Now()
 	for {
-		v, _ := metricValue(scrape(t, h.URL), "hub_sse_connections_active")
+		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_active")
 		if v == 0 {
 			break
 		}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 
@@ -43,12 +41,6 @@ func buildVersion() string {
 		rev += "-dirty"
 	}
 	return "devel-" + rev
-}
-
-// versionCommand is `hub version`.
-func versionCommand(stdout io.Writer) error {
-	fmt.Fprintf(stdout, "hub %s %s %s/%s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return nil
 }
 
 // registerBuildInfo exposes the running build as hub_build_info{version,goversion} 1, so dashboards can tell

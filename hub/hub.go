@@ -28,6 +28,14 @@ type Store interface {
 	Newest(ctx context.Context, topic string) (ID, error)
 }
 
+// The defaults of Config, exported so the hub's configuration reads them instead of writing them again.
+const (
+	DefaultClientBuffer = 256
+	// DefaultMaxReplay also caps history=N on /events: both bound the events one request replays.
+	DefaultMaxReplay  = 10000
+	DefaultReplayPage = 1000
+)
+
 // Config tunes a Hub. Zero values mean the documented defaults.
 type Config struct {
 	// ClientBuffer is the number of events queued per client before it is evicted as slow (default 256).
@@ -42,13 +50,13 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.ClientBuffer <= 0 {
-		c.ClientBuffer = 256
+		c.ClientBuffer = DefaultClientBuffer
 	}
 	if c.MaxReplay <= 0 {
-		c.MaxReplay = 10000
+		c.MaxReplay = DefaultMaxReplay
 	}
 	if c.ReplayPage <= 0 {
-		c.ReplayPage = 1000
+		c.ReplayPage = DefaultReplayPage
 	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)

@@ -54,8 +54,9 @@ func fromEntry(topic string, m redis.XMessage, max int, src hub.Source) (*hub.Ev
 	return ev, ""
 }
 
-// envelope is what the publish script PUBLISHes.
-type envelope struct {
+// Envelope is an event as the publish script PUBLISHes it on the live channel, and as GET
+// /topics/{topic}/history shows it: one type for both, so the two cannot drift apart.
+type Envelope struct {
 	ID   string          `json:"id"`
 	Prev string          `json:"prev"`
 	Type string          `json:"type"`
@@ -69,7 +70,7 @@ func decodeLive(topic string, payload []byte, max int) (ev *hub.Event, reason st
 	if len(payload) > max+256 {
 		return nil, dropTooLarge
 	}
-	var env envelope
+	var env Envelope
 	if bytes.HasPrefix(bytes.TrimSpace(payload), []byte("{")) && json.Unmarshal(payload, &env) == nil && env.ID != "" && env.Data != nil {
 		id, err1 := hub.ParseID(env.ID)
 		prev, err2 := hub.ParseID(env.Prev)

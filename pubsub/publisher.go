@@ -23,6 +23,9 @@ var (
 // DefaultMaxEventBytes is the largest data accepted when no limit is configured (64 KiB).
 const DefaultMaxEventBytes = 64 << 10
 
+// DefaultMaxLen is the stream length kept per topic (MAXLEN ~) when none is configured.
+const DefaultMaxLen = 10000
+
 // PublisherConfig tunes a Publisher. Zero values mean the documented defaults.
 type PublisherConfig struct {
 	Prefix        string
@@ -45,7 +48,7 @@ type Publisher struct {
 // redis.UniversalClient).
 func NewPublisher(rdb redis.UniversalClient, cfg PublisherConfig) *Publisher {
 	if cfg.MaxLen <= 0 {
-		cfg.MaxLen = 10000
+		cfg.MaxLen = DefaultMaxLen
 	}
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = DefaultMaxEventBytes

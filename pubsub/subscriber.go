@@ -31,9 +31,12 @@ type SubscriberConfig struct {
 	HubMetrics    *hub.Metrics
 }
 
+// DefaultTailCheck is SubscriberConfig.TailCheck's default.
+const DefaultTailCheck = 5 * time.Second
+
 func (c SubscriberConfig) withDefaults() SubscriberConfig {
 	if c.TailCheck <= 0 {
-		c.TailCheck = 5 * time.Second
+		c.TailCheck = DefaultTailCheck
 	}
 	if c.PingEvery <= 0 {
 		c.PingEvery = 5 * time.Second

@@ -17,6 +17,15 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
+// The defaults of Config, exported so the hub's configuration reads them instead of writing them again.
+const (
+	DefaultHeartbeat      = 15 * time.Second
+	DefaultRetry          = 3 * time.Second
+	DefaultWriteTimeout   = 10 * time.Second
+	DefaultMaxTopics      = 32
+	DefaultMaxCursorBytes = 8 << 10
+)
+
 // Config tunes a Handler. Zero values mean the documented defaults.
 type Config struct {
 	Heartbeat      time.Duration // a silent stream gets a :heartbeat comment this often (default 15s)
@@ -24,7 +33,7 @@ type Config struct {
 	WriteTimeout   time.Duration // each write must finish within this, or the client is dropped (default 10s)
 	MaxTopics      int           // topics per connection (default 32)
 	MaxCursorBytes int           // Last-Event-ID length (default 8 KiB)
-	MaxHistory     int           // history=N is capped here (default 1000)
+	MaxHistory     int           // history=N is capped here (default hub.DefaultMaxReplay, the hub's own replay bound)
 	Logger         zerolog.Logger
 	Metrics        *Metrics
 	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end). An error that
@@ -34,22 +43,22 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Heartbeat <= 0 {
-		c.Heartbeat = 15 * time.Second
+		c.Heartbeat = DefaultHeartbeat
 	}
 	if c.Retry <= 0 {
-		c.Retry = 3 * time.Second
+		c.Retry = DefaultRetry
 	}
 	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 10 * time.Second
+		c.WriteTimeout = DefaultWriteTimeout
 	}
 	if c.MaxTopics <= 0 {
-		c.MaxTopics = 32
+		c.MaxTopics = DefaultMaxTopics
 	}
 	if c.MaxCursorBytes <= 0 {
-		c.MaxCursorBytes = 8 << 10
+		c.MaxCursorBytes = DefaultMaxCursorBytes
 	}
 	if c.MaxHistory <= 0 {
-		c.MaxHistory = 1000
+		c.MaxHistory = hub.DefaultMaxReplay
 	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -18,12 +18,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/pubsub"
 )
 
 // api holds what the JSON routes need.
 type api struct {
-	cfg       Config
+	cfg       config.Config
 	rdb       redis.UniversalClient
 	pub       *pubsub.Publisher
 	store     *pubsub.Store
@@ -32,7 +33,7 @@ type api struct {
 	log       zerolog.Logger
 	events    http.Handler
 	published *prometheus.CounterVec
-	sec       *security
+	sec       *Security
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -127,14 +128,6 @@ func (a *api) topics(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"topics": list, "truncated": truncated})
 }
 
-// envelopeJSON is an event as the history endpoint and the live channel show it.
-type envelopeJSON struct {
-	ID   string          `json:"id"`
-	Prev string          `json:"prev"`
-	Type string          `json:"type"`
-	Data json.RawMessage `json:"data"`
-}
-
 // history is GET /topics/{topic}/history?after=ID&limit=N.
 func (a *api) history(c echo.Context) error {
 	topic := c.Param("topic")
@@ -161,10 +154,10 @@ func (a *api) history(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
 	}
-	out := make([]envelopeJSON, len(evs))
+	out := make([]pubsub.Envelope, len(evs))
 	next := after.String()
 	for i, ev := range evs {
-		out[i] = envelopeJSON{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Data: ev.Data}
+		out[i] = pubsub.Envelope{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Data: ev.Data}
 		next = ev.IDText
 	}
 	return c.JSON(http.StatusOK, map[string]any{"topic": topic, "events": out, "next": next})

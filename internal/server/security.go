@@ -1,11 +1,8 @@
-package main
+package server
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -14,14 +11,15 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/limits"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
 )
 
-// security holds who may do what and how much: it authenticates requests, checks grants against topics and
+// Security holds who may do what and how much: it authenticates requests, checks grants against topics and
 // enforces the connection, rate and origin limits. Every refusal is counted once, by reason.
-type security struct {
+type Security struct {
 	authn    *auth.Authenticator
 	conns    *limits.Conns
 	rate     *limits.Rate
@@ -36,23 +34,23 @@ type security struct {
 // identityKey is where the authenticated identity waits in an echo context.
 const identityKey = "hub.identity"
 
-// newSecurity builds the auth and limits of cfg and registers hub_http_rejected_total with reg.
-func newSecurity(cfg Config, reg prometheus.Registerer) (*security, error) {
+// NewSecurity builds the auth and limits of cfg and registers hub_http_rejected_total with reg.
+func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error) {
 	var errs []error
-	s := &security{
+	s := &Security{
 		authn: &auth.Authenticator{
-			Anonymous: anonymousAllowed(cfg.Auth),
+			Anonymous: cfg.Auth.AnonymousAllowed(),
 			Extractor: auth.Extractor{Cookie: cfg.Auth.CookieName, AllowQuery: cfg.Auth.AllowQueryToken},
 		},
 		conns:       limits.NewConns(cfg.Limits.MaxConnections, cfg.Limits.MaxConnectionsPerIP),
 		rate:        limits.NewRate(cfg.Limits.PublishRate, cfg.Limits.PublishBurst),
 		bodyTimeout: 15 * time.Second,
 	}
-	if !authConfigured(cfg.Auth) && !anonymousAllowed(cfg.Auth) {
+	if !cfg.Auth.Configured() && !cfg.Auth.AnonymousAllowed() {
 		errs = append(errs, errors.New("auth.anonymous is false but no key is configured, so no client could connect: "+
 			"set auth.hmac_secret, auth.public_key_file or auth.jwks_file"))
 	}
-	if authConfigured(cfg.Auth) {
+	if cfg.Auth.Configured() {
 		v, err := auth.NewVerifier(auth.Config{
 			HMACSecret: []byte(cfg.Auth.HMACSecret), PublicKeyFile: cfg.Auth.PublicKeyFile, JWKSFile: cfg.Auth.JWKSFile,
 			Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, ClockSkew: cfg.Auth.ClockSkew,
@@ -82,10 +80,10 @@ func newSecurity(cfg Config, reg prometheus.Registerer) (*security, error) {
 	return s, nil
 }
 
-// logMode says at start how clients are admitted, so an operator never has to guess.
-func (s *security) logMode(log zerolog.Logger, cfg Config) {
+// LogMode says at start how clients are admitted, so an operator never has to guess.
+func (s *Security) LogMode(log zerolog.Logger, cfg config.Config) {
 	ev := log.Info()
-	if s.authn.Anonymous && !isLoopback(cfg.Listen) {
+	if s.authn.Anonymous && !config.IsLoopback(cfg.Listen) {
 		ev = log.Warn().Str("note", "auth.anonymous is on for a non-loopback listen: every client may read and publish every topic")
 	}
 	var algs []string
@@ -96,55 +94,8 @@ func (s *security) logMode(log zerolog.Logger, cfg Config) {
 		Strs("cors", cfg.CORS.AllowedOrigins).Msg("auth")
 }
 
-func authConfigured(a AuthConfig) bool {
-	return a.HMACSecret != "" || a.PublicKeyFile != "" || a.JWKSFile != ""
-}
-
-// anonymousAllowed: configuring a key turns anonymous access off, unless auth.anonymous says otherwise.
-func anonymousAllowed(a AuthConfig) bool {
-	if a.Anonymous != nil {
-		return *a.Anonymous
-	}
-	return !authConfigured(a)
-}
-
-// checkExposure refuses to serve anonymous clients on a non-loopback address unless the operator asked for it in
-// so many words: progress events carry project names, errors and lock holders.
-func checkExposure(cfg Config) error {
-	if authConfigured(cfg.Auth) || cfg.Auth.Anonymous != nil || isLoopback(cfg.Listen) {
-		return nil
-	}
-	return fmt.Errorf("listen %s is not a loopback address and no auth is configured, so anyone who can reach it could "+
-		"read and publish every topic: set auth.hmac_secret (HUB_AUTH_HMAC_SECRET), auth.public_key_file or auth.jwks_file, "+
-		"or set auth.anonymous: true (HUB_AUTH_ANONYMOUS=true) if a proxy in front authenticates clients", cfg.Listen)
-}
-
-// isLoopback is true only for an address that no other machine can reach; ":8080" and host names other than
-// localhost listen on (or may resolve to) public interfaces.
-func isLoopback(listen string) bool {
-	host, _, err := net.SplitHostPort(listen)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func validCookieName(name string) bool {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
-			return false
-		}
-	}
-	return name != ""
-}
-
 // refuse counts err and turns it into the JSON error answer, with the headers that tell a client what to do next.
-func (s *security) refuse(h http.Header, err error) *echo.HTTPError {
+func (s *Security) refuse(h http.Header, err error) *echo.HTTPError {
 	s.count(err)
 	var ae *auth.Error
 	var lr *limits.Refusal
@@ -162,7 +113,7 @@ func (s *security) refuse(h http.Header, err error) *echo.HTTPError {
 }
 
 // count adds a refusal to hub_http_rejected_total by its reason.
-func (s *security) count(err error) {
+func (s *Security) count(err error) {
 	var ae *auth.Error
 	var lr *limits.Refusal
 	switch {
@@ -174,7 +125,7 @@ func (s *security) count(err error) {
 }
 
 // crossOrigin runs before routing, so a preflight is answered whatever the path.
-func (s *security) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Security) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		done, err := s.cors.Check(c.Request(), c.Response().Header())
 		if err != nil {
@@ -188,7 +139,7 @@ func (s *security) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // authenticate admits a request with valid credentials (or none, when anonymous access is on).
-func (s *security) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Security) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := s.authn.Authenticate(c.Request())
 		if err != nil {
@@ -209,7 +160,7 @@ func identity(c echo.Context) *auth.Identity {
 
 // topicParam lets /topics/{topic}/... through only for a topic the identity may subscribe to. A malformed topic
 // goes on to the handler, which answers 400 for it.
-func (s *security) topicParam(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Security) topicParam(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		topic := c.Param("topic")
 		if hub.ValidateTopic(topic) == nil {
@@ -222,7 +173,7 @@ func (s *security) topicParam(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // limitPublish applies the publish rate per token, or per client address for anonymous requests.
-func (s *security) limitPublish(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Security) limitPublish(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.bodyTimeout))
 		key := identity(c).Key
@@ -238,7 +189,7 @@ func (s *security) limitPublish(next echo.HandlerFunc) echo.HandlerFunc {
 
 // checkPublish is the publish grant, checked once the body has named the topic. A malformed topic passes on to the
 // publisher, which refuses it with a 400 that says what is actually wrong.
-func (s *security) checkPublish(c echo.Context, topic string) error {
+func (s *Security) checkPublish(c echo.Context, topic string) error {
 	if hub.ValidateTopic(topic) != nil {
 		return nil
 	}
@@ -249,7 +200,7 @@ func (s *security) checkPublish(c echo.Context, topic string) error {
 }
 
 // visibleTopics keeps the topics the identity may subscribe to: topic names are themselves worth protecting.
-func (s *security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubsub.TopicInfo {
+func (s *Security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubsub.TopicInfo {
 	g := identity(c).Grant
 	kept := list[:0]
 	for _, t := range list {
@@ -262,7 +213,7 @@ func (s *security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubs
 
 // limitStreams holds a connection slot for as long as a stream is open. It wraps /events outside the handler's
 // own checks, so a refused request releases its slot at once.
-func (s *security) limitStreams(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Security) limitStreams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		release, err := s.conns.Acquire(s.proxies.ClientIP(c.Request()))
 		if err != nil {
@@ -275,9 +226,9 @@ func (s *security) limitStreams(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// authorizeStream is sse.Config.Authorize: the request's identity must cover every topic, and the stream ends when
+// AuthorizeStream is sse.Config.Authorize: the request's identity must cover every topic, and the stream ends when
 // its token does.
-func (s *security) authorizeStream(r *http.Request, topics []string) (time.Time, error) {
+func (s *Security) AuthorizeStream(r *http.Request, topics []string) (time.Time, error) {
 	id, err := s.authn.Authenticate(r)
 	if err == nil {
 		err = id.Grant.CheckSubscribe(topics)

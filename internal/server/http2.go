@@ -1,17 +1,19 @@
-package main
+package server
 
 import (
 	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
+
+	"github.com/syncverse/hub/internal/config"
 )
 
-// configureHTTP prepares srv for the protocols the configuration asks for and returns how to serve a listener and
+// ConfigureHTTP prepares srv for the protocols the configuration asks for and returns how to serve a listener and
 // the URL scheme clients use. Browsers open at most six HTTP/1.1 connections per host, and each EventSource holds
 // one; over HTTP/2 every stream shares one connection, so a console with many tabs keeps working. Browsers speak
 // HTTP/2 only over TLS; h2c is for a proxy in front that terminates TLS and speaks HTTP/2 to the hub.
-func configureHTTP(srv *http.Server, cfg Config) (serve func(net.Listener) error, scheme string, err error) {
+func ConfigureHTTP(srv *http.Server, cfg config.Config) (serve func(net.Listener) error, scheme string, err error) {
 	if cfg.TLS.CertFile != "" {
 		// Loaded now rather than at the first handshake, so a bad file stops the start with a clear error.
 		cert, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"flag"
@@ -11,11 +11,11 @@ import (
 func TestConfigYAMLDocumentsTheDefaults(t *testing.T) {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	got, err := loadConfig(fs, []string{"--config", "config.yaml"}, func(string) string { return "" })
+	got, err := Load(fs, []string{"--config", "../../config.yaml"}, func(string) string { return "" })
 	if err != nil {
-		t.Fatalf("loadConfig(config.yaml) = %v", err)
+		t.Fatalf("Load(config.yaml) = %v", err)
 	}
-	if want := defaultConfig(); !reflect.DeepEqual(got, want) {
+	if want := Default(); !reflect.DeepEqual(got, want) {
 		t.Errorf("config.yaml = %+v\nwant the defaults %+v", got, want)
 	}
 }

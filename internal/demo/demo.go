@@ -1,4 +1,6 @@
-package main
+// Package demo runs simulated agents that publish workflows on topic demo (hub serve --demo), so a newcomer sees
+// the console move. Each agent holds a lease on its project while it works.
+package demo
 
 import (
 	"context"
@@ -16,8 +18,8 @@ import (
 	"github.com/syncverse/hub/pubsub"
 )
 
-// demoTopic is where the simulated agents publish.
-const demoTopic = "demo"
+// Topic is where the simulated agents publish.
+const Topic = "demo"
 
 var demoJobs = []struct {
 	title string
@@ -29,16 +31,16 @@ var demoJobs = []struct {
 	{"Deploy CMS content %d", []string{"build", "upload", "invalidate", "smoke-test"}},
 }
 
-// runDemo runs a few simulated agents until ctx ends, so a newcomer sees the console move. Each agent runs one
+// Run runs a few simulated agents until ctx ends, so a newcomer sees the console move. Each agent runs one
 // workflow at a time through its steps, under a lease on its project (so two agents never work on one project at
 // once, and the console's lock panel shows who holds what), and now and then one fails.
-func runDemo(ctx context.Context, pub *pubsub.Publisher, rdb redis.UniversalClient, reg prometheus.Registerer, log zerolog.Logger) {
+func Run(ctx context.Context, pub *pubsub.Publisher, rdb redis.UniversalClient, reg prometheus.Registerer, log zerolog.Logger) {
 	metrics := lease.NewMetrics(reg)
 	var wg sync.WaitGroup
 	for i := range 4 {
 		agent := fmt.Sprintf("agent-%d", i+1)
 		locker := lease.New(rdb, lease.Options{
-			TTL: 10 * time.Second, Holder: agent, Announcer: pub, Topic: demoTopic, Metrics: metrics, Logger: log,
+			TTL: 10 * time.Second, Holder: agent, Announcer: pub, Topic: Topic, Metrics: metrics, Logger: log,
 		})
 		wg.Go(func() {
 			defer locker.Close()
@@ -114,7 +116,7 @@ type demoProgress struct {
 
 func demoSend(ctx context.Context, pub *pubsub.Publisher, p demoProgress, log zerolog.Logger) bool {
 	data, _ := json.Marshal(p)
-	if _, err := pub.Publish(ctx, demoTopic, "progress", data); err != nil && ctx.Err() == nil {
+	if _, err := pub.Publish(ctx, Topic, "progress", data); err != nil && ctx.Err() == nil {
 		log.Warn().Err(err).Msg("demo agent could not publish")
 	}
 	return ctx.Err() == nil

@@ -1,4 +1,4 @@
-package main
+package testutil
 
 import (
 	"net/http"
@@ -11,14 +11,14 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// scrape fetches /metrics over HTTP and parses the text format.
-func scrape(t testing.TB, base string) map[string]*dto.MetricFamily {
+// Scrape fetches /metrics over HTTP and parses the text format.
+func Scrape(t testing.TB, base string) map[string]*dto.MetricFamily {
 	t.Helper()
-	return scrapeWith(t, base, "")
+	return ScrapeWith(t, base, "")
 }
 
-// scrapeWith is scrape for a hub whose /metrics needs a token (none when token is empty).
-func scrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
+// ScrapeWith is Scrape for a hub whose /metrics needs a token (none when token is empty).
+func ScrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
 	if token != "" {
@@ -40,9 +40,9 @@ func scrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// metricValue returns the value of the series of name whose labels include all of labels ("k=v" pairs); counters,
+// MetricValue returns the value of the series of name whose labels include all of labels ("k=v" pairs); counters,
 // gauges and, for histograms, the sample count. ok is false when there is no such series.
-func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+func MetricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
 	f := fams[name]
 	if f == nil {
 		return 0, false
@@ -81,13 +81,13 @@ func hasLabels(m *dto.Metric, labels []string) bool {
 	return true
 }
 
-// waitMetric polls /metrics until the series reaches at least want, and returns its last value.
-func waitMetric(t testing.TB, base string, want float64, within time.Duration, name string, labels ...string) float64 {
+// WaitMetric polls /metrics until the series reaches at least want, and returns its last value.
+func WaitMetric(t testing.TB, base string, want float64, within time.Duration, name string, labels ...string) float64 {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	var v float64
 	for {
-		v, _ = metricValue(scrape(t, base), name, labels...)
+		v, _ = MetricValue(Scrape(t, base), name, labels...)
 		if v >= want || time.Now().After(deadline) {
 			break
 		}

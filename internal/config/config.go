@@ -1,10 +1,14 @@
-package main
+// Package config is the hub's configuration: its types, its defaults (read from the packages that own them),
+// config.yaml decoded strictly, HUB_* variables, the common flags, and validation that reports every problem at once.
+package config
 
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"reflect"
 	"strconv"
@@ -13,7 +17,44 @@ import (
 
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/pubsub"
+	"github.com/syncverse/hub/sse"
 )
+
+// ErrUsage marks a command line that could not be parsed; the flag package has printed the usage already.
+var ErrUsage = errors.New("usage")
+
+// Load builds the configuration from defaults, the --config file, HUB_* variables and flags, in that order.
+// fs may define more flags (a command's own); they are parsed too.
+func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	path := fs.String("config", getenv("HUB_CONFIG"), "YAML configuration `file` (unknown keys are errors)")
+	listen := fs.String("listen", "", "listen `address` (overrides listen)")
+	redisURL := fs.String("redis-url", "", "Redis `URL` (overrides redis.url; empty config = embedded server)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		return cfg, ErrUsage
+	}
+	var errs []error
+	if *path != "" {
+		errs = append(errs, LoadFile(&cfg, *path))
+	}
+	errs = append(errs, ApplyEnv(&cfg, getenv))
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *redisURL != "" {
+		cfg.Redis.URL = *redisURL
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
 
 // Config is the hub's configuration. Defaults in code < config.yaml < HUB_* variables < flags; config.yaml at the
 // repository root documents every key with its default.
@@ -105,17 +146,19 @@ type LogConfig struct {
 	Format string `yaml:"format"`
 }
 
-// defaultConfig is the configuration before any file, variable or flag.
-func defaultConfig() Config {
+// Default is the configuration before any file, variable or flag. Each value a package has a default for is that
+// package's exported default, so the two cannot drift apart.
+func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:8080",
 		ShutdownTimeout: 10 * time.Second,
-		Redis:           RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: "hub", TailCheck: 5 * time.Second},
-		SSE:             SSEConfig{Heartbeat: 15 * time.Second, ClientBuffer: 256, Retry: 3 * time.Second, WriteTimeout: 10 * time.Second},
-		History:         HistoryConfig{MaxLen: 10000},
+		Redis:           RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: pubsub.DefaultPrefix, TailCheck: pubsub.DefaultTailCheck},
+		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
+			WriteTimeout: sse.DefaultWriteTimeout},
+		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen},
 		Limits: LimitsConfig{
-			MaxEventBytes: 64 << 10, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: 32, MaxReplay: 10000,
-			MaxHistoryQuery: 1000, MaxCursorBytes: 8 << 10, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
+			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,
+			MaxReplay: hub.DefaultMaxReplay, MaxHistoryQuery: 1000, MaxCursorBytes: sse.DefaultMaxCursorBytes, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
 			MaxConnections: 10000, MaxConnectionsPerIP: 256, PublishRate: 100, PublishBurst: 200, TrustedProxies: []string{},
 		},
 		Log:  LogConfig{Level: "info", Format: "json"},
@@ -124,8 +167,8 @@ func defaultConfig() Config {
 	}
 }
 
-// loadFile decodes a YAML file over cfg; an unknown key is an error, so a typo never passes silently.
-func loadFile(cfg *Config, path string) error {
+// LoadFile decodes a YAML file over cfg; an unknown key is an error, so a typo never passes silently.
+func LoadFile(cfg *Config, path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -138,9 +181,9 @@ func loadFile(cfg *Config, path string) error {
 	return nil
 }
 
-// applyEnv sets every key from its HUB_* variable (redis.url from HUB_REDIS_URL, sse.client_buffer from
+// ApplyEnv sets every key from its HUB_* variable (redis.url from HUB_REDIS_URL, sse.client_buffer from
 // HUB_SSE_CLIENT_BUFFER, ...) and reports every bad value at once.
-func applyEnv(cfg *Config, getenv func(string) string) error {
+func ApplyEnv(cfg *Config, getenv func(string) string) error {
 	var errs []error
 	walk(reflect.ValueOf(cfg).Elem(), "HUB", func(name string, v reflect.Value) {
 		raw := getenv(name)
@@ -154,8 +197,8 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	return errors.Join(errs...)
 }
 
-// envNames lists every HUB_* variable the configuration reads.
-func envNames() []string {
+// EnvNames lists every HUB_* variable the configuration reads.
+func EnvNames() []string {
 	var names []string
 	walk(reflect.ValueOf(&Config{}).Elem(), "HUB", func(name string, _ reflect.Value) { names = append(names, name) })
 	return names
@@ -224,8 +267,8 @@ func setValue(v reflect.Value, raw string) error {
 	return nil
 }
 
-// validate reports every impossible value at once.
-func (c *Config) validate() error {
+// Validate reports every impossible value at once.
+func (c *Config) Validate() error {
 	var errs []error
 	check := func(ok bool, format string, args ...any) {
 		if !ok {
@@ -257,4 +300,52 @@ func (c *Config) validate() error {
 	check((c.TLS.CertFile == "") == (c.TLS.KeyFile == ""), "tls.cert_file, tls.key_file: set both or neither")
 	check(!c.H2C || c.TLS.CertFile == "", "h2c: only without tls (over TLS, HTTP/2 is negotiated by itself)")
 	return errors.Join(errs...)
+}
+
+// CheckExposure refuses to serve anonymous clients on a non-loopback address unless the operator asked for it in
+// so many words: progress events carry project names, errors and lock holders.
+func (c *Config) CheckExposure() error {
+	if c.Auth.Configured() || c.Auth.Anonymous != nil || IsLoopback(c.Listen) {
+		return nil
+	}
+	return fmt.Errorf("listen %s is not a loopback address and no auth is configured, so anyone who can reach it could "+
+		"read and publish every topic: set auth.hmac_secret (HUB_AUTH_HMAC_SECRET), auth.public_key_file or auth.jwks_file, "+
+		"or set auth.anonymous: true (HUB_AUTH_ANONYMOUS=true) if a proxy in front authenticates clients", c.Listen)
+}
+
+// Configured is true when a key to verify tokens is set.
+func (a AuthConfig) Configured() bool {
+	return a.HMACSecret != "" || a.PublicKeyFile != "" || a.JWKSFile != ""
+}
+
+// AnonymousAllowed: configuring a key turns anonymous access off, unless auth.anonymous says otherwise.
+func (a AuthConfig) AnonymousAllowed() bool {
+	if a.Anonymous != nil {
+		return *a.Anonymous
+	}
+	return !a.Configured()
+}
+
+// IsLoopback is true only for an address that no other machine can reach; ":8080" and host names other than
+// localhost listen on (or may resolve to) public interfaces.
+func IsLoopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func validCookieName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			return false
+		}
+	}
+	return name != ""
 }

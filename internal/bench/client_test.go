@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/hub"
 )
 
 // TestClientParsesChunkedFramesSplitAnywhere feeds a chunked SSE body cut at every possible point and checks that
@@ -54,4 +56,17 @@ func chunk(s string, n int) string {
 		fmt.Fprintf(&b, "%x%s\r\n%s\r\n", len(part), ext, part)
 	}
 	return b.String()
+}
+
+// The load client's id parser is a fast path of hub.ParseID: it must accept and refuse exactly the same ids.
+func TestParseIDAgreesWithHub(t *testing.T) {
+	for _, s := range []string{"0-0", "1-0", "1732870000000-7", "18446744073709551615-18446744073709551615",
+		"18446744073709551616-0", "99999999999999999999-0", "1-", "-1", "1", "", "a-1", "1-1-1", "01-02", "+1-0",
+		"123456789012345678901-0", "1 -0"} {
+		want, err := hub.ParseID(s)
+		got, ok := parseID([]byte(s))
+		if ok != (err == nil) || ok && got != want {
+			t.Errorf("parseID(%q) = %v, %v; hub.ParseID = %v, %v", s, got, ok, want, err)
+		}
+	}
 }

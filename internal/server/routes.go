@@ -1,15 +1,43 @@
-package main
+package server
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/web"
 )
+
+// Deps is what the edge serves: main builds each part and hands it over.
+type Deps struct {
+	Config     config.Config
+	Redis      redis.UniversalClient // pinged by /readyz
+	Publisher  *pubsub.Publisher     // POST /publish
+	Subscriber *pubsub.Subscriber    // history, snapshots and topic lists, and /readyz's subscription check
+	Registry   *prometheus.Registry  // served on /metrics (unless metrics.listen takes it elsewhere)
+	Logger     zerolog.Logger
+	Events     http.Handler // GET /events, the sse handler (its Authorize is Security.AuthorizeStream)
+	Security   *Security
+}
+
+// New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors.
+func New(d Deps) http.Handler {
+	return routes(&api{
+		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.Store, sub: d.Subscriber, reg: d.Registry,
+		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry), sec: d.Security,
+	})
+}
 
 // routes lists every route of the hub in one place. /events gets no gzip or timeout middleware: it is a stream.
 // Probes and the console's static files are open; everything that shows or changes events needs credentials (the
@@ -26,7 +54,7 @@ func routes(a *api) *echo.Echo {
 	e.GET("/topics/:topic/history", a.history, sec.authenticate, sec.topicParam)
 	e.GET("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.topicParam)
 	if a.cfg.Metrics.Listen == "" {
-		e.GET("/metrics", echo.WrapHandler(metricsHandler(a.reg)), sec.authenticate)
+		e.GET("/metrics", echo.WrapHandler(MetricsHandler(a.reg)), sec.authenticate)
 	}
 	e.GET("/healthz", a.healthz)
 	e.GET("/readyz", a.readyz)
@@ -47,7 +75,8 @@ func forgetRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func metricsHandler(reg *prometheus.Registry) http.Handler {
+// MetricsHandler serves reg's metrics in Prometheus text format.
+func MetricsHandler(reg *prometheus.Registry) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 }
 
@@ -71,4 +100,24 @@ func jsonErrors(err error, c echo.Context) {
 		return
 	}
 	_ = c.JSON(status, map[string]string{"error": msg})
+}
+
+// ListenMetrics opens the separate /metrics listener when metrics.listen asks for one. It has no auth: it is meant
+// for an address only the scraper can reach, so the hub says so when it is not a loopback address.
+func ListenMetrics(cfg config.Config, reg *prometheus.Registry, log zerolog.Logger) (*http.Server, net.Listener, error) {
+	if cfg.Metrics.Listen == "" {
+		return nil, nil, nil
+	}
+	ln, err := net.Listen("tcp", cfg.Metrics.Listen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics.listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", MetricsHandler(reg))
+	ev := log.Info()
+	if !config.IsLoopback(cfg.Metrics.Listen) {
+		ev = log.Warn().Str("note", "no auth on this listener: keep it reachable by the scraper only")
+	}
+	ev.Str("addr", ln.Addr().String()).Msg("metrics listening")
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: cfg.Limits.MaxHeaderBytes}, ln, nil
 }

@@ -40,7 +40,7 @@ func runMain(m *testing.M) int {
 	redis.SetLogger(quiet{}) // the faults make go-redis log every refused dial; the scenarios count them instead
 	// Built without -race whatever the test run uses: the hub under test is the binary operators run.
 	build := exec.Command("go", "build", "-o", hubBin, ".")
-	build.Dir = ".."
+	build.Dir = "../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "chaos: go build the hub: %v\n%s", err, out)
 		return 1

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"errors"
@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// cfgLoad calls loadConfig as a command does, with env as the only environment.
+// cfgLoad calls Load as a command does, with env as the only environment.
 func cfgLoad(t *testing.T, env map[string]string, args ...string) (Config, error) {
 	t.Helper()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	return loadConfig(fs, args, func(k string) string { return env[k] })
+	return Load(fs, args, func(k string) string { return env[k] })
 }
 
 // cfgFile writes a config file for the test and returns its path.
@@ -45,13 +45,13 @@ func cfgErrHas(t *testing.T, call string, err error, want ...string) {
 }
 
 func TestConfigDefaultsAreValid(t *testing.T) {
-	def := defaultConfig()
-	if err := def.validate(); err != nil {
-		t.Fatalf("defaultConfig().validate() = %v, want nil", err)
+	def := Default()
+	if err := def.Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v, want nil", err)
 	}
 	cfg, err := cfgLoad(t, nil)
 	if err != nil || !reflect.DeepEqual(cfg, def) {
-		t.Errorf("loadConfig with no file, variable or flag = %+v, %v; want the defaults %+v", cfg, err, def)
+		t.Errorf("Load with no file, variable or flag = %+v, %v; want the defaults %+v", cfg, err, def)
 	}
 	for _, c := range []struct {
 		name      string
@@ -91,13 +91,13 @@ log:
 `)
 	cfg, err := cfgLoad(t, nil, "--config", path)
 	if err != nil {
-		t.Fatalf("loadConfig(--config %s) = %v", path, err)
+		t.Fatalf("Load(--config %s) = %v", path, err)
 	}
-	want := defaultConfig()
+	want := Default()
 	want.Listen, want.SSE.Heartbeat, want.SSE.ClientBuffer = "0.0.0.0:9000", 2*time.Second, 16
 	want.History.MaxAge, want.Limits.MaxReplay, want.Log.Format = time.Hour, 5, "console"
 	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("loadConfig(--config) = %+v, want %+v", cfg, want)
+		t.Errorf("Load(--config) = %+v, want %+v", cfg, want)
 	}
 
 	// HUB_CONFIG names the file too; --config wins over it.
@@ -110,7 +110,7 @@ log:
 	}
 
 	for _, empty := range []string{"", "# only a comment\n"} {
-		if cfg, err := cfgLoad(t, nil, "--config", cfgFile(t, empty)); err != nil || !reflect.DeepEqual(cfg, defaultConfig()) {
+		if cfg, err := cfgLoad(t, nil, "--config", cfgFile(t, empty)); err != nil || !reflect.DeepEqual(cfg, Default()) {
 			t.Errorf("an empty config file (%q): %v; want the defaults", empty, err)
 		}
 	}
@@ -128,10 +128,10 @@ func TestConfigFileIsStrict(t *testing.T) {
 	for _, c := range cases {
 		path := cfgFile(t, c.yaml)
 		_, err := cfgLoad(t, nil, "--config", path)
-		cfgErrHas(t, c.name+": loadConfig(--config)", err, c.want, path)
+		cfgErrHas(t, c.name+": Load(--config)", err, c.want, path)
 	}
 	_, err := cfgLoad(t, nil, "--config", filepath.Join(t.TempDir(), "missing.yaml"))
-	cfgErrHas(t, "loadConfig(--config missing.yaml)", err, "missing.yaml")
+	cfgErrHas(t, "Load(--config missing.yaml)", err, "missing.yaml")
 }
 
 func TestConfigEnvironment(t *testing.T) {
@@ -152,7 +152,7 @@ func TestConfigEnvironment(t *testing.T) {
 	}
 	cfg, err := cfgLoad(t, env, "--config", path)
 	if err != nil {
-		t.Fatalf("loadConfig with %v: %v", env, err)
+		t.Fatalf("Load with %v: %v", env, err)
 	}
 	for _, c := range []struct {
 		name      string
@@ -175,10 +175,10 @@ func TestConfigEnvironment(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	names := envNames()
+	names := EnvNames()
 	for _, n := range []string{"HUB_LISTEN", "HUB_REDIS_URL", "HUB_SSE_HEARTBEAT", "HUB_SSE_CLIENT_BUFFER", "HUB_LOG_LEVEL", "HUB_HISTORY_MAX_AGE"} {
 		if !slices.Contains(names, n) {
-			t.Errorf("envNames() lacks %s", n)
+			t.Errorf("EnvNames() lacks %s", n)
 		}
 	}
 }
@@ -192,12 +192,12 @@ func TestConfigEnvironmentReportsEveryBadValue(t *testing.T) {
 		"HUB_LISTEN":            ":80", // fine
 	}
 	_, err := cfgLoad(t, env)
-	cfgErrHas(t, "loadConfig with 4 bad variables", err, "HUB_SSE_HEARTBEAT", "soon", "HUB_SSE_CLIENT_BUFFER", "HUB_HISTORY_MAX_LEN", "HUB_SHUTDOWN_TIMEOUT")
+	cfgErrHas(t, "Load with 4 bad variables", err, "HUB_SSE_HEARTBEAT", "soon", "HUB_SSE_CLIENT_BUFFER", "HUB_HISTORY_MAX_LEN", "HUB_SHUTDOWN_TIMEOUT")
 
 	// A bad file and a bad variable are reported together.
 	path := cfgFile(t, "sse:\n  heartbeet: 2s\n")
 	_, err = cfgLoad(t, map[string]string{"HUB_SSE_RETRY": "later"}, "--config", path)
-	cfgErrHas(t, "loadConfig with a bad file and a bad variable", err, "heartbeet", "HUB_SSE_RETRY")
+	cfgErrHas(t, "Load with a bad file and a bad variable", err, "heartbeet", "HUB_SSE_RETRY")
 }
 
 func TestConfigFlagsOverrideEnvironment(t *testing.T) {
@@ -213,25 +213,25 @@ func TestConfigFlagsOverrideEnvironment(t *testing.T) {
 	}
 	// A flag set to a value that is invalid still goes through validate.
 	_, err = cfgLoad(t, map[string]string{"HUB_LOG_FORMAT": "xml"}, "--listen", "flag:3")
-	cfgErrHas(t, "loadConfig(HUB_LOG_FORMAT=xml, --listen)", err, "log.format")
+	cfgErrHas(t, "Load(HUB_LOG_FORMAT=xml, --listen)", err, "log.format")
 }
 
 func TestConfigCommandLine(t *testing.T) {
-	if _, err := cfgLoad(t, nil, "--no-such-flag"); !errors.Is(err, errUsage) {
-		t.Errorf("loadConfig(--no-such-flag) = %v, want errUsage", err)
+	if _, err := cfgLoad(t, nil, "--no-such-flag"); !errors.Is(err, ErrUsage) {
+		t.Errorf("Load(--no-such-flag) = %v, want ErrUsage", err)
 	}
 	if _, err := cfgLoad(t, nil, "-h"); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("loadConfig(-h) = %v, want flag.ErrHelp", err)
+		t.Errorf("Load(-h) = %v, want flag.ErrHelp", err)
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	demo := fs.Bool("demo", false, "")
-	if _, err := loadConfig(fs, []string{"--demo"}, func(string) string { return "" }); err != nil || !*demo {
-		t.Errorf("loadConfig with a command's own flag --demo: %v, demo=%v; want it parsed", err, *demo)
+	if _, err := Load(fs, []string{"--demo"}, func(string) string { return "" }); err != nil || !*demo {
+		t.Errorf("Load with a command's own flag --demo: %v, demo=%v; want it parsed", err, *demo)
 	}
 }
 
 func TestConfigValidateReportsEveryProblem(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := Default()
 	cfg.Listen = ""
 	cfg.SSE.Heartbeat = time.Millisecond
 	cfg.SSE.ClientBuffer = 0
@@ -240,19 +240,19 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	cfg.Limits.MaxEventBytes = 10
 	cfg.Limits.MaxHistoryQuery = 2000
 	cfg.Log.Format = "xml"
-	err := cfg.validate()
-	cfgErrHas(t, "validate() of 8 bad values", err, "listen", "sse.heartbeat", "sse.client_buffer", "history.max_len",
+	err := cfg.Validate()
+	cfgErrHas(t, "Validate() of 8 bad values", err, "listen", "sse.heartbeat", "sse.client_buffer", "history.max_len",
 		"history.max_age", "limits.max_event_bytes", "limits.max_history_query", "log.format")
 	if n := len(strings.Split(err.Error(), "\n")); n < 8 {
-		t.Errorf("validate() reported %d problems, want each of the 8 on its own line:\n%v", n, err)
+		t.Errorf("Validate() reported %d problems, want each of the 8 on its own line:\n%v", n, err)
 	}
 
-	cfg = defaultConfig()
+	cfg = Default()
 	cfg.Limits.MaxBodyBytes = cfg.Limits.MaxEventBytes - 1
-	cfgErrHas(t, "validate() with max_body_bytes < max_event_bytes", cfg.validate(), "limits.max_body_bytes")
+	cfgErrHas(t, "Validate() with max_body_bytes < max_event_bytes", cfg.Validate(), "limits.max_body_bytes")
 }
 
 func TestConfigValidateRejectsAnUnknownLogLevel(t *testing.T) {
 	_, err := cfgLoad(t, map[string]string{"HUB_LOG_LEVEL": "verbose"})
-	cfgErrHas(t, "loadConfig(HUB_LOG_LEVEL=verbose)", err, "log.level")
+	cfgErrHas(t, "Load(HUB_LOG_LEVEL=verbose)", err, "log.level")
 }

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/testutil"
+)
+
+// A publish body trickled slower than the body timeout is cut with a 408, so it cannot hold a connection for ever.
+func TestPublishBodyTimeout(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	sec, err := NewSecurity(config.Default(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.bodyTimeout = 200 * time.Millisecond
+	a := &api{cfg: config.Default(), published: newPublishMetrics(reg), sec: sec}
+	e := echo.New()
+	e.HTTPErrorHandler = jsonErrors
+	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	start := time.Now()
+	status, body := testutil.RawRequest(t, strings.TrimPrefix(srv.URL, "http://"), "POST /publish HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{")
+	if status != http.StatusRequestTimeout || !strings.Contains(body, "not received in time") {
+		t.Errorf("trickled publish = %d %q, want 408 with a JSON error", status, body)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("trickled publish answered after %v, want about 200ms", d)
+	}
+}
