@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/redis/go-redis/v9"
@@ -106,7 +108,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 	for i, n := range names {
 		start[i] = n + "=0-0"
 	}
-	stream := openSSE(t, h.URL, topicQuery(names...), strings.Join(start, ";"))
+	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(names...), strings.Join(start, ";"))
 	publish := func(from int) {
 		var wg sync.WaitGroup
 		for _, topic := range names {
@@ -129,7 +131,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 				t.Logf("events per topic: %v\nlogs:\n%s", next, lastLines(h.logs.String(), 20))
 			}
 		}()
-		for _, f := range stream.events(topics*perPhase, 20*time.Second) {
+		for _, f := range stream.Events(topics*perPhase, 20*time.Second) {
 			var d struct {
 				Topic string
 				Seq   int
@@ -169,8 +171,8 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 
 	// Replay of one topic per master, from the start.
 	for _, topic := range names[:6] {
-		s := openSSE(t, h.URL, topicQuery(topic), "0-0")
-		for seq, f := range s.events(2*perPhase, 10*time.Second) {
+		s := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
+		for seq, f := range s.Events(2*perPhase, 10*time.Second) {
 			if want := fmt.Sprintf(`"seq":%d}`, seq); !strings.HasSuffix(f.Data, want) {
 				t.Fatalf("replay of %s: event %d = %s, want %s", topic, seq, f.Data, want)
 			}

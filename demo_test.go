@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/ssetest"
 )
 
 // The README's first command: the hub with the embedded Redis and the demo agents, no Redis installed. Within a few
@@ -32,10 +34,10 @@ func TestDemoWithEmbeddedRedis(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("hub did not listen within 10s; logs:\n%s", logs)
 	}
-	c := openSSE(t, base, topicQuery("demo"), "0-0")
+	c := ssetest.Open(t, base, ssetest.TopicQuery("demo"), "0-0")
 	seen := map[string]bool{}
 	for deadline := time.Now().Add(10 * time.Second); !(seen["progress"] && seen["lock"]) && time.Now().Before(deadline); {
-		f := c.nextEvent(time.Until(deadline))
+		f := c.NextEvent(time.Until(deadline))
 		var d map[string]any
 		if err := json.Unmarshal([]byte(f.Data), &d); err != nil {
 			t.Fatalf("demo event data %q: %v", f.Data, err)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/internal/redistest"
@@ -23,7 +25,7 @@ import (
 func TestPublishPathsReachSSEClient(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
-	c := openSSE(t, h.URL, topicQuery("paths"), "0-0")
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("paths"), "0-0")
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
 	}
@@ -35,7 +37,7 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 	if enc := c.Header.Get("Content-Encoding"); enc != "" {
 		t.Errorf("Content-Encoding = %q, want none", enc)
 	}
-	first := c.next(2 * time.Second)
+	first := c.Next(2 * time.Second)
 	if ms, err := strconv.Atoi(first.Retry); err != nil || ms < 1500 || ms >= 4500 {
 		t.Errorf("first frame = %+v, want a retry hint in [1500, 4500) ms", first)
 	}
@@ -73,7 +75,7 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 	}
 	want = append(want, sent{body.ID, "deploy", `{"workflow":"http","n":[1,2]}`})
 
-	got := c.events(len(want), 5*time.Second)
+	got := c.Events(len(want), 5*time.Second)
 	for i, w := range want {
 		if got[i].ID != w.id || got[i].Event != w.typ || got[i].Data != w.data {
 			t.Errorf("event %d = id %q event %q data %q, want id %q event %q data %q", i, got[i].ID, got[i].Event, got[i].Data, w.id, w.typ, w.data)
@@ -173,15 +175,15 @@ func TestBadPublishesAreRefused(t *testing.T) {
 func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024")
-	c := openSSE(t, h.URL, topicQuery("g"), "0-0")
-	c.next(2 * time.Second) // retry
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("g"), "0-0")
+	c.Next(2 * time.Second) // retry
 	ctx := context.Background()
 	ch := pubsub.Keys{Prefix: h.Prefix}.Channel("g")
 	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
 	// The stream is live once a stored event has come through. Before that, the replay could still read the stream
 	// after the event below is published and deliver it ahead of the ephemeral one, which has no place in the stream.
 	first := h.publish("g", "progress", data(0))
-	if got := c.nextEvent(5 * time.Second); got.ID != first {
+	if got := c.NextEvent(5 * time.Second); got.ID != first {
 		t.Fatalf("first event = %+v, want id %s", got, first)
 	}
 	for _, msg := range []string{"not json{", `{"blob":"` + strings.Repeat("x", 1500) + `"}`, `{"id":"1-0","prev":"0-0","type":"Bad Type","data":{}}`} {
@@ -193,7 +195,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := h.publish("g", "progress", data(1))
-	got := c.events(2, 5*time.Second)
+	got := c.Events(2, 5*time.Second)
 	if got[0].HasID || got[0].Data != `{"note":"ephemeral"}` {
 		t.Errorf("first event = %+v, want the ephemeral event without id", got[0])
 	}

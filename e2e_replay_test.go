@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/internal/redistest"
@@ -50,8 +52,8 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 		}
 		live <- more
 	}()
-	c := openSSE(t, h.URL, topicQuery("r"), ids[9])
-	got := c.events(1190, 20*time.Second)
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("r"), ids[9])
+	got := c.Events(1190, 20*time.Second)
 	want := append(ids[10:], <-live...)
 	for i, f := range got {
 		if f.ID != want[i] || f.Data != data(11+i) {
@@ -59,7 +61,7 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 		}
 	}
 	select {
-	case f := <-c.frames:
+	case f := <-c.Frames():
 		if f.Comment == "" {
 			t.Fatalf("extra frame after the last event: %+v", f)
 		}
@@ -75,18 +77,18 @@ func TestResumeFromQueryAndHeaderWins(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
 	ids := publishN(t, h, "q", 1, 5)
-	c := openSSE(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[1]}}, "")
-	if got := c.nextEvent(5 * time.Second); got.ID != ids[2] {
+	c := ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[1]}}, "")
+	if got := c.NextEvent(5 * time.Second); got.ID != ids[2] {
 		t.Errorf("resume from query %s: first event %s, want %s", ids[1], got.ID, ids[2])
 	}
 	c.Close()
-	c = openSSE(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[0]}}, ids[3])
-	if got := c.nextEvent(5 * time.Second); got.ID != ids[4] {
+	c = ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[0]}}, ids[3])
+	if got := c.NextEvent(5 * time.Second); got.ID != ids[4] {
 		t.Errorf("header %s over query %s: first event %s, want %s", ids[3], ids[0], got.ID, ids[4])
 	}
 	c.Close()
-	c = openSSE(t, h.URL, url.Values{"topic": {"q"}, "history": {"2"}}, "")
-	got := c.events(2, 5*time.Second)
+	c = ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "history": {"2"}}, "")
+	got := c.Events(2, 5*time.Second)
 	if got[0].ID != ids[3] || got[1].ID != ids[4] {
 		t.Errorf("history=2 replayed %s %s, want %s %s", got[0].ID, got[1].ID, ids[3], ids[4])
 	}
@@ -97,11 +99,11 @@ func TestResumeFromQueryAndHeaderWins(t *testing.T) {
 func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
-	c := openSSE(t, h.URL, topicQuery("ma", "mb"), "ma=0-0;mb=0-0")
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), "ma=0-0;mb=0-0")
 	a1 := h.publish("ma", "progress", data(1))
 	b1 := h.publish("mb", "progress", data(2))
 	a2 := h.publish("ma", "progress", data(3))
-	got := c.events(3, 5*time.Second)
+	got := c.Events(3, 5*time.Second)
 	// Order across topics is not promised (a replay of mb may overtake a live ma), order within one is. Each cursor
 	// names its own event first, then the other topic at the last event delivered before it.
 	last := map[string]string{"ma": "0-0", "mb": "0-0"}
@@ -130,8 +132,8 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	b2 := h.publish("mb", "progress", data(4))
 	a3 := h.publish("ma", "progress", data(5))
 	b3 := h.publish("mb", "progress", data(6))
-	c = openSSE(t, h.URL, topicQuery("ma", "mb"), cursor)
-	got = c.events(3, 5*time.Second)
+	c = ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), cursor)
+	got = c.Events(3, 5*time.Second)
 	perTopic := map[string][]string{}
 	for _, f := range got {
 		first, _, _ := strings.Cut(f.ID, ";")
@@ -158,26 +160,26 @@ func TestBadEventsRequestsGetJSONErrors(t *testing.T) {
 		errHas string
 	}{
 		{"no topic", url.Values{}, "", "missing topic"},
-		{"space in topic", topicQuery("a b"), "", "invalid topic"},
-		{"reserved braces", topicQuery("{a}"), "", "invalid topic"},
-		{"pattern star", topicQuery("a*"), "", "invalid topic"},
-		{"empty topic", topicQuery(""), "", "invalid topic"},
-		{"newline in topic", topicQuery("a\nb"), "", "invalid topic"},
-		{"too long topic", topicQuery(strings.Repeat("x", 129)), "", "invalid topic"},
-		{"too many topics", topicQuery(many...), "", "too many topics"},
-		{"garbage Last-Event-ID", topicQuery("a"), "garbage", "invalid Last-Event-ID"},
-		{"three-part id", topicQuery("a"), "1-2-3", "invalid Last-Event-ID"},
-		{"negative id", topicQuery("a"), "-1-0", "invalid Last-Event-ID"},
-		{"bare id for two topics", topicQuery("a", "b"), "1-0", "invalid Last-Event-ID"},
-		{"cursor with bad id", topicQuery("a", "b"), "a=1-0;b=x", "invalid Last-Event-ID"},
-		{"cursor naming a topic twice", topicQuery("a", "b"), "a=1-0;a=2-0", "invalid Last-Event-ID"},
+		{"space in topic", ssetest.TopicQuery("a b"), "", "invalid topic"},
+		{"reserved braces", ssetest.TopicQuery("{a}"), "", "invalid topic"},
+		{"pattern star", ssetest.TopicQuery("a*"), "", "invalid topic"},
+		{"empty topic", ssetest.TopicQuery(""), "", "invalid topic"},
+		{"newline in topic", ssetest.TopicQuery("a\nb"), "", "invalid topic"},
+		{"too long topic", ssetest.TopicQuery(strings.Repeat("x", 129)), "", "invalid topic"},
+		{"too many topics", ssetest.TopicQuery(many...), "", "too many topics"},
+		{"garbage Last-Event-ID", ssetest.TopicQuery("a"), "garbage", "invalid Last-Event-ID"},
+		{"three-part id", ssetest.TopicQuery("a"), "1-2-3", "invalid Last-Event-ID"},
+		{"negative id", ssetest.TopicQuery("a"), "-1-0", "invalid Last-Event-ID"},
+		{"bare id for two topics", ssetest.TopicQuery("a", "b"), "1-0", "invalid Last-Event-ID"},
+		{"cursor with bad id", ssetest.TopicQuery("a", "b"), "a=1-0;b=x", "invalid Last-Event-ID"},
+		{"cursor naming a topic twice", ssetest.TopicQuery("a", "b"), "a=1-0;a=2-0", "invalid Last-Event-ID"},
 		{"bad query cursor", url.Values{"topic": {"a"}, "last_event_id": {"nope"}}, "", "invalid Last-Event-ID"},
-		{"oversized cursor", topicQuery("a"), strings.Repeat("1", 9000), "invalid Last-Event-ID"},
+		{"oversized cursor", ssetest.TopicQuery("a"), strings.Repeat("1", 9000), "invalid Last-Event-ID"},
 		{"negative history", url.Values{"topic": {"a"}, "history": {"-1"}}, "", "history"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := openSSE(t, h.URL, tc.query, tc.header)
+			c := ssetest.Open(t, h.URL, tc.query, tc.header)
 			var e struct{ Error string }
 			_ = json.Unmarshal([]byte(c.Body), &e)
 			if c.Status != http.StatusBadRequest || !strings.Contains(e.Error, tc.errHas) {
@@ -219,8 +221,8 @@ func TestResetWhenHistoryTruncated(t *testing.T) {
 	if err := h.RDB.XTrimMaxLen(context.Background(), h.StreamKey("tr"), 20).Err(); err != nil {
 		t.Fatal(err)
 	}
-	c := openSSE(t, h.URL, topicQuery("tr"), ids[4])
-	got := c.events(21, 5*time.Second)
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("tr"), ids[4])
+	got := c.Events(21, 5*time.Second)
 	wantReset := fmt.Sprintf(`{"topic":"tr","reason":"history-truncated","oldest":%q}`, ids[30])
 	if got[0].Event != "reset" || got[0].Data != wantReset || got[0].HasID {
 		t.Fatalf("first frame = %+v, want event reset without id, data %s", got[0], wantReset)
@@ -232,13 +234,16 @@ func TestResetWhenHistoryTruncated(t *testing.T) {
 	}
 	c.Close()
 
-	c = openSSE(t, h.URL, topicQuery("tr"), "99999999999999-0")
-	f := c.nextEvent(5 * time.Second)
+	c = ssetest.Open(t, h.URL, ssetest.TopicQuery("tr"), "99999999999999-0")
+	f := c.NextEvent(5 * time.Second)
 	if f.Event != "reset" || !strings.Contains(f.Data, `"reason":"history-lost"`) {
 		t.Fatalf("resume beyond the newest event: first event %+v, want a history-lost reset", f)
 	}
 	next := h.publish("tr", "progress", data(51))
-	if f := c.nextEvent(5 * time.Second); f.ID != next {
+	if f := c.NextEvent(5 * time.Second); f.ID != next {
 		t.Errorf("after the reset, live event %s, want %s", f.ID, next)
 	}
 }
+
+// data is the JSON of the i-th event of a test sequence.
+func data(i int) string { return fmt.Sprintf(`{"workflow":"wf-1","seq":%d}`, i) }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/internal/redistest"
@@ -21,12 +23,12 @@ import (
 func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs, "HUB_SSE_HEARTBEAT=300ms")
-	c := openSSE(t, h.URL, topicQuery("hb"), "0-0")
-	c.next(2 * time.Second) // retry
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("hb"), "0-0")
+	c.Next(2 * time.Second) // retry
 	var beats []time.Time
 	start := time.Now()
 	for len(beats) < 2 {
-		f := c.next(2 * time.Second)
+		f := c.Next(2 * time.Second)
 		if f.Comment != "heartbeat" {
 			t.Fatalf("quiet stream sent %+v, want only :heartbeat", f)
 		}
@@ -51,7 +53,7 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	events, heartbeats := 0, 0
 	for time.Now().Before(deadline) {
-		f := c.next(time.Second)
+		f := c.Next(time.Second)
 		if f.Comment == "heartbeat" {
 			heartbeats++
 		} else if f.Event != "" {
@@ -208,13 +210,13 @@ func readUntil(t *testing.T, conn net.Conn, want string) {
 func TestGapRepairDeliversLostMessages(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs, "HUB_REDIS_TAIL_CHECK=200ms")
-	c := openSSE(t, h.URL, topicQuery("gap"), "0-0")
-	c.next(2 * time.Second)
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("gap"), "0-0")
+	c.Next(2 * time.Second)
 	lost := publishElsewhere(t, h, "gap", data(1))
 	next := h.publish("gap", "progress", data(2))
-	got := c.events(2, 5*time.Second)
+	got := c.Events(2, 5*time.Second)
 	lastLost := publishElsewhere(t, h, "gap", data(3))
-	got = append(got, c.events(1, 5*time.Second)...)
+	got = append(got, c.Events(1, 5*time.Second)...)
 	for i, want := range []string{lost, next, lastLost} {
 		if got[i].ID != want || got[i].Data != data(i+1) {
 			t.Errorf("event %d = %s %s, want %s %s", i, got[i].ID, got[i].Data, want, data(i+1))
@@ -249,7 +251,7 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 		t.Skip("CLIENT KILL needs a real redis-server")
 	}
 	h := startHub(t, rs)
-	c := openSSE(t, h.URL, topicQuery("kill"), "0-0")
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("kill"), "0-0")
 	var ids []string
 	for i := 0; i < 300; i++ {
 		ids = append(ids, h.publish("kill", "progress", data(i)))
@@ -259,7 +261,7 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 			}
 		}
 	}
-	got := c.events(len(ids), 10*time.Second)
+	got := c.Events(len(ids), 10*time.Second)
 	for i, f := range got {
 		if f.ID != ids[i] {
 			t.Fatalf("event %d = %s, want %s", i, f.ID, ids[i])
@@ -275,16 +277,16 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 func TestRedisOutage(t *testing.T) {
 	rs := redistest.StartReal(t, redistest.Options{AppendOnly: true})
 	h := startHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
-	c := openSSE(t, h.URL, topicQuery("out"), "0-0")
-	c.next(2 * time.Second)
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("out"), "0-0")
+	c.Next(2 * time.Second)
 	before := h.publish("out", "progress", data(1))
-	if f := c.nextEvent(5 * time.Second); f.ID != before {
+	if f := c.NextEvent(5 * time.Second); f.ID != before {
 		t.Fatalf("before the outage got %s, want %s", f.ID, before)
 	}
 	rs.Kill()
 	waitStatus(t, h.URL+"/readyz", http.StatusServiceUnavailable, 5*time.Second)
 	for range 3 {
-		if f := c.next(2 * time.Second); f.Comment != "heartbeat" {
+		if f := c.Next(2 * time.Second); f.Comment != "heartbeat" {
 			t.Fatalf("during the outage the stream sent %+v, want heartbeats", f)
 		}
 	}
@@ -301,7 +303,7 @@ func TestRedisOutage(t *testing.T) {
 	}
 	waitStatus(t, h.URL+"/readyz", http.StatusOK, 10*time.Second)
 	after := h.publish("out", "progress", data(2))
-	if f := c.nextEvent(5 * time.Second); f.ID != after {
+	if f := c.NextEvent(5 * time.Second); f.ID != after {
 		t.Errorf("after the outage got %s, want %s", f.ID, after)
 	}
 }
@@ -342,9 +344,9 @@ func readAll(resp *http.Response) string {
 func TestShutdownEndsStreams(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs, "HUB_SHUTDOWN_TIMEOUT=3s")
-	clients := make([]*sseClient, 50)
+	clients := make([]*ssetest.Client, 50)
 	for i := range clients {
-		clients[i] = openSSE(t, h.URL, topicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")
+		clients[i] = ssetest.Open(t, h.URL, ssetest.TopicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")
 	}
 	testutil.WaitMetric(t, h.URL, 50, 5*time.Second, "hub_sse_connections_active")
 	start := time.Now()
@@ -355,7 +357,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Errorf("run() returned %v after cancel, want within the 3s shutdown timeout", took)
 	}
 	for i, c := range clients {
-		if !c.waitEnd(time.Second) {
+		if !c.WaitEnd(time.Second) {
 			t.Errorf("client %d: stream still open after shutdown", i)
 		}
 	}

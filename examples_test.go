@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -35,7 +37,7 @@ func TestExampleAgentsReachSSEClient(t *testing.T) {
 	rs := redistest.StartReal(t, redistest.Options{})
 	h := startHub(t, rs)
 	const topic = "examples"
-	stream := openSSE(t, h.URL, topicQuery(topic), "0-0")
+	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
 
 	env := append(os.Environ(), "HUB_REDIS_URL="+rs.URL(), "HUB_REDIS_PREFIX="+h.Prefix, "AGENT_STEP_DELAY=0.05")
 	bin := filepath.Join(t.TempDir(), "agent")
@@ -72,7 +74,7 @@ func TestExampleAgentsReachSSEClient(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 20s: last progress per workflow %+v, lock states %v", last, locks)
 		}
-		f := stream.nextEvent(time.Until(deadline))
+		f := stream.NextEvent(time.Until(deadline))
 		var p agentProgress
 		if err := json.Unmarshal([]byte(f.Data), &p); err != nil {
 			t.Fatalf("event %s: %v", f.Data, err)

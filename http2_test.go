@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -74,44 +76,28 @@ func streamOverHTTP2(t *testing.T, client *http.Client, base string, rs *rediste
 	// From the start of the (empty) topic: an event published while the hub subscribes is replayed, not skipped.
 	a := openSSEClient(t, client, base+"/events?topic=h2&last_event_id=0-0")
 	b := openSSEClient(t, client, base+"/events?topic=h2&last_event_id=0-0")
-	if a.proto != "HTTP/2.0" || b.proto != "HTTP/2.0" {
-		t.Fatalf("GET /events went over %s and %s, want HTTP/2.0", a.proto, b.proto)
+	if a.Proto != "HTTP/2.0" || b.Proto != "HTTP/2.0" {
+		t.Fatalf("GET /events went over %s and %s, want HTTP/2.0", a.Proto, b.Proto)
 	}
 	id, err := pubsub.NewPublisher(rs.Client(), pubsub.PublisherConfig{Prefix: prefix}).
 		Publish(context.Background(), "h2", "progress", []byte(data(7)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*sseClient{a.sseClient, b.sseClient} {
-		if f := s.nextEvent(5 * time.Second); f.ID != id || f.Data != data(7) {
+	for _, s := range []*ssetest.Client{a, b} {
+		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != data(7) {
 			t.Errorf("event over HTTP/2 = %+v, want id %s data %s", f, id, data(7))
 		}
 	}
 }
 
-type protoStream struct {
-	*sseClient
-	proto string
-}
-
-func openSSEClient(t testing.TB, client *http.Client, url string) protoStream {
+func openSSEClient(t testing.TB, client *http.Client, url string) *ssetest.Client {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := client.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatalf("GET %s: %v", url, err)
+	c := ssetest.Get(t, client, url, nil)
+	if c.Status != http.StatusOK {
+		t.Fatalf("GET %s = %d %s", url, c.Status, c.Body)
 	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		cancel()
-		t.Fatalf("GET %s = %s", url, resp.Status)
-	}
-	c := &sseClient{t: t, Status: resp.StatusCode, Header: resp.Header, frames: make(chan frame, 1024), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
-	go c.read(resp.Body)
-	t.Cleanup(c.Close)
-	return protoStream{c, resp.Proto}
+	return c
 }
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns their paths and a pool that trusts it.

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/prometheus/common/model"
@@ -130,17 +132,17 @@ func busyHubMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
-	s := openSSE(t, h.URL, topicQuery("mon"), "0-0")
+	s := ssetest.Open(t, h.URL, ssetest.TopicQuery("mon"), "0-0")
 	resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"mon","data":{"workflow":"w"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	s.nextEvent(5 * time.Second)
+	s.NextEvent(5 * time.Second)
 	if err := h.RDB.Publish(context.Background(), pubsub.Keys{Prefix: h.Prefix}.Channel("mon"), "not json").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if r := openSSE(t, h.URL, topicQuery("bad topic!"), ""); r.Status != http.StatusBadRequest {
+	if r := ssetest.Open(t, h.URL, ssetest.TopicQuery("bad topic!"), ""); r.Status != http.StatusBadRequest {
 		t.Fatalf("GET /events?topic=bad topic! = %d, want 400", r.Status)
 	}
 	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_events_dropped_total")

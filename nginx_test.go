@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/internal/redistest"
@@ -70,11 +72,11 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 	t.Run("heartbeat shorter than the proxy timeout", func(t *testing.T) {
 		h := startHub(t, rs, "HUB_SSE_HEARTBEAT=500ms")
 		proxy := startNginx(t, h.Addr, proxyTimeout)
-		s := openSSE(t, proxy, topicQuery("quiet"), "")
+		s := ssetest.Open(t, proxy, ssetest.TopicQuery("quiet"), "")
 		if s.Status != http.StatusOK || !strings.HasPrefix(s.Header.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("GET /events through nginx = %d %q, want 200 text/event-stream", s.Status, s.Header.Get("Content-Type"))
 		}
-		if f := s.next(time.Second); f.Retry == "" {
+		if f := s.Next(time.Second); f.Retry == "" {
 			t.Fatalf("first frame through nginx = %+v, want the retry hint at once (is the proxy buffering?)", f)
 		}
 		heartbeats := 0
@@ -82,7 +84,7 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 	idle:
 		for {
 			select {
-			case f, ok := <-s.frames:
+			case f, ok := <-s.Frames():
 				if !ok {
 					t.Fatalf("nginx ended the stream after %d heartbeats; heartbeats must keep it open", heartbeats)
 				}
@@ -97,7 +99,7 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 			t.Errorf("%d heartbeats in %v, want at least 5", heartbeats, 3*proxyTimeout)
 		}
 		id := h.publish("quiet", "progress", data(1))
-		if f := s.nextEvent(5 * time.Second); f.ID != id || f.Data != data(1) {
+		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != data(1) {
 			t.Errorf("event after the idle time = %+v, want id %s data %s", f, id, data(1))
 		}
 	})
@@ -105,9 +107,9 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 	t.Run("heartbeat longer than the proxy timeout", func(t *testing.T) {
 		h := startHub(t, rs, "HUB_SSE_HEARTBEAT=30s")
 		proxy := startNginx(t, h.Addr, proxyTimeout)
-		s := openSSE(t, proxy, topicQuery("quiet"), "")
+		s := ssetest.Open(t, proxy, ssetest.TopicQuery("quiet"), "")
 		start := time.Now()
-		if !s.waitEnd(3 * proxyTimeout) {
+		if !s.WaitEnd(3 * proxyTimeout) {
 			t.Fatalf("stream still open after %v without heartbeats; the proxy timeout did not apply", 3*proxyTimeout)
 		}
 		if took := time.Since(start); took < proxyTimeout-200*time.Millisecond {

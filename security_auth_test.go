@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -89,7 +91,7 @@ func TestAuthAllowedPaths(t *testing.T) {
 	h.publish("secret", "progress", data(1))
 	tok := signToken(t, auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}, time.Hour)
 
-	c := openSSEWith(t, h.URL, topicQuery("project.1", "project.42"), http.Header{"Cookie": {"hub_token=" + tok}, "Last-Event-Id": {"project.42=0-0"}})
+	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("project.1", "project.42"), http.Header{"Cookie": {"hub_token=" + tok}, "Last-Event-Id": {"project.42=0-0"}})
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events with the cookie = %d %s", c.Status, c.Body)
 	}
@@ -97,7 +99,7 @@ func TestAuthAllowedPaths(t *testing.T) {
 	if r.status != http.StatusAccepted {
 		t.Fatalf("POST /publish inside the claims = %d %q", r.status, r.msg)
 	}
-	if f := c.nextEvent(5 * time.Second); !strings.HasPrefix(f.ID, "project.42=") {
+	if f := c.NextEvent(5 * time.Second); !strings.HasPrefix(f.ID, "project.42=") {
 		t.Errorf("stream got %+v, want the event just published on project.42", f)
 	}
 	c.Close()

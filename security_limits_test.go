@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/syncverse/hub/auth"
@@ -19,7 +21,9 @@ func TestConnectionLimits(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=3", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1", "HUB_LIMITS_TRUSTED_PROXIES=127.0.0.1")
 	xff := func(v string) http.Header { return http.Header{"X-Forwarded-For": {v}} }
-	open := func(hdr http.Header) *sseClient { return openSSEWith(t, h.URL, topicQuery("limited"), hdr) }
+	open := func(hdr http.Header) *ssetest.Client {
+		return ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("limited"), hdr)
+	}
 	steps := []struct {
 		name   string
 		hdr    http.Header
@@ -33,7 +37,7 @@ func TestConnectionLimits(t *testing.T) {
 		{"the proxy itself", nil, 200, ""},
 		{"fourth stream: over the global limit", xff("198.51.100.3"), 503, "connection limit (3 streams)"},
 	}
-	var held []*sseClient
+	var held []*ssetest.Client
 	for _, s := range steps {
 		c := open(s.hdr)
 		if c.Status == http.StatusOK {

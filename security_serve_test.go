@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/testutil"
 
@@ -24,12 +26,12 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 	h, admin := secureHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
 	tok := signToken(t, auth.Grant{Subscribe: []string{"expiring"}}, 2*time.Second)
 	exp := tokenExpiry(t, tok)
-	c := openSSEWith(t, h.URL, topicQuery("expiring"), bearer(tok))
+	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("expiring"), bearer(tok))
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
 	}
-	var last frame
-	for f := range c.frames {
+	var last ssetest.Frame
+	for f := range c.Frames() {
 		if f.Event != "" {
 			last = f
 		}
@@ -122,7 +124,7 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatalf("hub token: %v (%s)", err, errb.String())
 	}
 	tok := strings.TrimSpace(out.String())
-	c := openSSEWith(t, h.URL, topicQuery("project.7", "wf-1", "ops"), bearer(tok))
+	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("project.7", "wf-1", "ops"), bearer(tok))
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events with a `hub token` token = %d %s", c.Status, c.Body)
 	}
@@ -154,7 +156,7 @@ func TestTokenCommand(t *testing.T) {
 func TestSecretsNotLogged(t *testing.T) {
 	rs := redistest.Start(t)
 	h, admin := secureHub(t, rs, "HUB_AUTH_ALLOW_QUERY_TOKEN=true", "HUB_LOG_LEVEL=debug")
-	c := openSSEWith(t, h.URL, url.Values{"topic": {"q"}, "access_token": {admin}}, nil)
+	c := ssetest.OpenWith(t, h.URL, url.Values{"topic": {"q"}, "access_token": {admin}}, nil)
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events?access_token= (allowed) = %d %s", c.Status, c.Body)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/ssetest"
+
 	"github.com/syncverse/hub/internal/testutil"
 
 	"github.com/redis/go-redis/v9"
@@ -78,7 +80,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	defer rdb.Close()
 	pub := pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: prefix})
 
-	stream := openSSE(t, h.URL, topicQuery("wf"), "0-0")
+	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery("wf"), "0-0")
 	for i := range 5 {
 		if _, err := pub.Publish(ctx, "wf", "progress", []byte(data(i))); err != nil {
 			t.Fatalf("Publish(%d) = %v", i, err)
@@ -87,7 +89,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	if n, err := rdb.Do(ctx, "WAIT", 1, 2000).Int(); err != nil || n != 1 {
 		t.Fatalf("WAIT 1 = %d, %v: the replica did not acknowledge the events", n, err)
 	}
-	checkSeq(t, stream.events(5, 10*time.Second), 0)
+	checkSeq(t, stream.Events(5, 10*time.Second), 0)
 
 	killMaster()
 	testutil.Eventually(t, 20*time.Second, "sentinel promotes "+replica, func() bool {
@@ -107,12 +109,12 @@ func TestRedisSentinelFailover(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	checkSeq(t, stream.events(5, 20*time.Second), 5)
+	checkSeq(t, stream.Events(5, 20*time.Second), 5)
 	h.waitReady(10 * time.Second)
 }
 
 // checkSeq fails unless the frames carry data(from), data(from+1), … in order.
-func checkSeq(t *testing.T, frames []frame, from int) {
+func checkSeq(t *testing.T, frames []ssetest.Frame, from int) {
 	t.Helper()
 	for i, f := range frames {
 		if f.Data != data(from+i) {

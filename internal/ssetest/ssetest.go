@@ -1,9 +1,10 @@
-package main
+// Package ssetest is the tests' SSE client: it opens /events over real HTTP and reads frames as a line-reading
+// EventSource would, on a goroutine of its own that ends with the stream. One copy for every package's tests.
+package ssetest
 
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,50 +13,59 @@ import (
 	"time"
 )
 
-// frame is one SSE message (or comment) as a line-reading client sees it.
-type frame struct {
+// Frame is one SSE message (or comment) as a line-reading client sees it.
+type Frame struct {
 	ID, Event, Data string
 	Comment         string
 	Retry           string
 	HasID           bool
 }
 
-// sseClient reads one /events stream on its own goroutine, which ends with the stream.
-type sseClient struct {
+// Client reads one /events stream on its own goroutine, which ends with the stream.
+type Client struct {
 	t      testing.TB
 	Status int
 	Header http.Header
+	Proto  string // HTTP/1.1, HTTP/2.0
 	Body   string // the error body, when Status is not 200
-	frames chan frame
+	frames chan Frame
 	ctx    context.Context
 	cancel context.CancelFunc
 	ended  chan struct{}
 }
 
-// openSSE connects to base+/events with the query and Last-Event-ID (when not empty).
-func openSSE(t testing.TB, base string, query url.Values, lastEventID string) *sseClient {
+// Open connects to base+/events with the query and Last-Event-ID (when not empty).
+func Open(t testing.TB, base string, query url.Values, lastEventID string) *Client {
 	t.Helper()
 	hdr := http.Header{}
 	if lastEventID != "" {
 		hdr.Set("Last-Event-ID", lastEventID)
 	}
-	return openSSEWith(t, base, query, hdr)
+	return OpenWith(t, base, query, hdr)
 }
 
-// openSSEWith is openSSE with request headers (credentials, Origin, X-Forwarded-For).
-func openSSEWith(t testing.TB, base string, query url.Values, hdr http.Header) *sseClient {
+// OpenWith is Open with request headers (credentials, Origin, X-Forwarded-For).
+func OpenWith(t testing.TB, base string, query url.Values, hdr http.Header) *Client {
+	t.Helper()
+	return Get(t, http.DefaultClient, base+"/events?"+query.Encode(), hdr)
+}
+
+// Get opens the stream at url through client (HTTP/2, TLS, ...). A stream that does not open has its Status and
+// Body set and no frames.
+func Get(t testing.TB, client *http.Client, url string, hdr http.Header) *Client {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/events?"+query.Encode(), nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	for k, vs := range hdr {
 		req.Header[k] = vs
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		cancel()
-		t.Fatalf("GET /events?%s: %v", query.Encode(), err)
+		t.Fatalf("GET %s: %v", url, err)
 	}
-	c := &sseClient{t: t, Status: resp.StatusCode, Header: resp.Header, frames: make(chan frame, 4096), ctx: ctx, cancel: cancel, ended: make(chan struct{})}
+	c := &Client{t: t, Status: resp.StatusCode, Header: resp.Header, Proto: resp.Proto, frames: make(chan Frame, 4096),
+		ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -70,12 +80,12 @@ func openSSEWith(t testing.TB, base string, query url.Values, hdr http.Header) *
 	return c
 }
 
-func (c *sseClient) read(body io.ReadCloser) {
+func (c *Client) read(body io.ReadCloser) {
 	defer close(c.ended)
 	defer close(c.frames)
 	defer body.Close()
 	r := bufio.NewReaderSize(body, 64<<10)
-	var f frame
+	var f Frame
 	var data []string
 	for {
 		line, err := r.ReadString('\n')
@@ -91,9 +101,9 @@ func (c *sseClient) read(body io.ReadCloser) {
 					return
 				}
 			}
-			f, data = frame{}, nil
+			f, data = Frame{}, nil
 		case strings.HasPrefix(line, ":"):
-			if !c.emit(frame{Comment: strings.TrimPrefix(line, ":")}) {
+			if !c.emit(Frame{Comment: strings.TrimPrefix(line, ":")}) {
 				return
 			}
 		default:
@@ -113,7 +123,7 @@ func (c *sseClient) read(body io.ReadCloser) {
 	}
 }
 
-func (c *sseClient) emit(f frame) bool {
+func (c *Client) emit(f Frame) bool {
 	select {
 	case c.frames <- f:
 		return true
@@ -122,14 +132,17 @@ func (c *sseClient) emit(f frame) bool {
 	}
 }
 
+// Frames is every frame as it comes, comments included; it is closed when the stream ends.
+func (c *Client) Frames() <-chan Frame { return c.frames }
+
 // Close ends the stream.
-func (c *sseClient) Close() {
+func (c *Client) Close() {
 	c.cancel()
 	<-c.ended
 }
 
-// next returns the next frame, or fails the test after within.
-func (c *sseClient) next(within time.Duration) frame {
+// Next returns the next frame, or fails the test after within.
+func (c *Client) Next(within time.Duration) Frame {
 	c.t.Helper()
 	select {
 	case f, ok := <-c.frames:
@@ -139,27 +152,27 @@ func (c *sseClient) next(within time.Duration) frame {
 		return f
 	case <-time.After(within):
 		c.t.Fatalf("no frame within %v", within)
-		return frame{}
+		return Frame{}
 	}
 }
 
-// nextEvent skips comments and retry hints and returns the next event.
-func (c *sseClient) nextEvent(within time.Duration) frame {
+// NextEvent skips comments and retry hints and returns the next event.
+func (c *Client) NextEvent(within time.Duration) Frame {
 	c.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		f := c.next(time.Until(deadline))
+		f := c.Next(time.Until(deadline))
 		if f.Comment == "" && f.Event != "" {
 			return f
 		}
 	}
 }
 
-// events collects n events (skipping comments), failing after within.
-func (c *sseClient) events(n int, within time.Duration) []frame {
+// Events collects n events (skipping comments), failing after within.
+func (c *Client) Events(n int, within time.Duration) []Frame {
 	c.t.Helper()
 	deadline := time.Now().Add(within)
-	out := make([]frame, 0, n)
+	out := make([]Frame, 0, n)
 	for len(out) < n {
 		select {
 		case f, ok := <-c.frames:
@@ -176,8 +189,8 @@ func (c *sseClient) events(n int, within time.Duration) []frame {
 	return out
 }
 
-// waitEnd waits for the server to end the stream.
-func (c *sseClient) waitEnd(within time.Duration) bool {
+// WaitEnd waits for the server to end the stream.
+func (c *Client) WaitEnd(within time.Duration) bool {
 	select {
 	case <-c.ended:
 		return true
@@ -186,8 +199,7 @@ func (c *sseClient) waitEnd(within time.Duration) bool {
 	}
 }
 
-func topicQuery(topics ...string) url.Values {
+// TopicQuery is the query of a stream of topics.
+func TopicQuery(topics ...string) url.Values {
 	return url.Values{"topic": topics}
 }
-
-func data(i int) string { return fmt.Sprintf(`{"workflow":"wf-1","seq":%d}`, i) }
