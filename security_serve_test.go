@@ -43,12 +43,12 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 	if d := ended.Sub(exp); d < -50*time.Millisecond || d > time.Second {
 		t.Errorf("stream ended %v after exp, want within a second", d)
 	}
-	waitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	testutil.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
 	if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, h.URL, admin), "hub_sse_connections_closed_total", "reason=token_expired"); v != 1 {
 		t.Errorf("hub_sse_connections_closed_total{reason=token_expired} = %v, want 1", v)
 	}
-	if r := do(t, h.URL, call{path: "/events?topic=expiring", header: bearer(tok)}); r.status != http.StatusUnauthorized {
-		t.Errorf("reconnect with the expired token = %d %q, want 401", r.status, r.msg)
+	if status, msg := get(t, h.URL, "/events?topic=expiring", bearer(tok)); status != http.StatusUnauthorized {
+		t.Errorf("reconnect with the expired token = %d %q, want 401", status, msg)
 	}
 }
 
@@ -109,8 +109,8 @@ func TestServePublicListenWithAuth(t *testing.T) {
 	h.start("0.0.0.0:0")
 	t.Cleanup(func() { h.Stop() })
 	base := "http://" + strings.Replace(h.Addr, "0.0.0.0", "127.0.0.1", 1)
-	if r := do(t, base, call{path: "/events?topic=a"}); r.status != http.StatusUnauthorized {
-		t.Errorf("GET /events without a token on a public hub = %d %q, want 401", r.status, r.msg)
+	if status, msg := get(t, base, "/events?topic=a", nil); status != http.StatusUnauthorized {
+		t.Errorf("GET /events without a token on a public hub = %d %q, want 401", status, msg)
 	}
 }
 
@@ -129,8 +129,8 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatalf("GET /events with a `hub token` token = %d %s", c.Status, c.Body)
 	}
 	c.Close()
-	if r := do(t, h.URL, call{path: "/events?topic=wf-2", header: bearer(tok)}); r.status != http.StatusForbidden {
-		t.Errorf("GET /events?topic=wf-2 = %d, want 403", r.status)
+	if status, msg := get(t, h.URL, "/events?topic=wf-2", bearer(tok)); status != http.StatusForbidden {
+		t.Errorf("GET /events?topic=wf-2 = %d %s, want 403", status, msg)
 	}
 	for name, tc := range map[string]struct {
 		args []string
@@ -161,7 +161,7 @@ func TestSecretsNotLogged(t *testing.T) {
 		t.Fatalf("GET /events?access_token= (allowed) = %d %s", c.Status, c.Body)
 	}
 	c.Close()
-	waitZero(t, h.URL, admin, "hub_sse_connections_active")
+	testutil.WaitZero(t, h.URL, admin, "hub_sse_connections_active")
 	if strings.Contains(h.Logs(), admin) || strings.Contains(h.Logs(), strings.Split(admin, ".")[2]) {
 		t.Errorf("the logs hold the query token:\n%s", h.Logs())
 	}
@@ -203,7 +203,7 @@ func errString(err error) string {
 // sentinel_password= (the root package's own redactor once printed the query as it was).
 func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 	const secret = "s3nt1nel-Pa55"
-	url := "redis+sentinel://:" + secret + "@" + freePort(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
+	url := "redis+sentinel://:" + secret + "@" + testutil.FreeAddr(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
 	env := map[string]string{"HUB_REDIS_URL": url, "HUB_SHUTDOWN_TIMEOUT": "5s"}
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &syncBuffer{}
@@ -225,4 +225,50 @@ func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("the logs show the Sentinel password:\n%s", logs)
 	}
+}
+
+// With metrics.listen set, /metrics moves to its own listener (no auth) and leaves the main one.
+func TestMetricsListener(t *testing.T) {
+	rs := redistest.Start(t)
+	addr := testutil.FreeAddr(t)
+	h, admin := secureHub(t, rs, "HUB_METRICS_LISTEN="+addr)
+	if status, msg := get(t, h.URL, "/metrics", bearer(admin)); status != http.StatusNotFound {
+		t.Errorf("GET /metrics on the main listener = %d, want 404 when metrics.listen is set (%s)", status, msg)
+	}
+	if _, ok := testutil.MetricValue(testutil.Scrape(t, "http://"+addr), "hub_http_rejected_total", "reason=no_token"); !ok {
+		t.Errorf("GET http://%s/metrics has no hub_http_rejected_total", addr)
+	}
+}
+
+const testSecret = "security-test-secret-0123456789abcdef"
+
+// secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
+// everything.
+func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*testHub, string) {
+	t.Helper()
+	h := startHub(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
+	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
+}
+
+func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
+	t.Helper()
+	return testutil.SignToken(t, testSecret, g, ttl)
+}
+
+func bearer(tok string) http.Header { return testutil.Bearer(tok) }
+
+// get is GET base+path with hdr, for a status and a short answer; the rule tables are internal/server's.
+func get(t testing.TB, base, path string, hdr http.Header) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	if hdr != nil {
+		req.Header = hdr
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
 }

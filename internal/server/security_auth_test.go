@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/ecdsa"
@@ -28,7 +28,7 @@ import (
 // left nothing behind (no event stored, no subscription or stream open).
 func TestAuthRules(t *testing.T) {
 	rs := redistest.Start(t)
-	h, admin := secureHub(t, rs)
+	h, admin := secureEdge(t, rs)
 	now := time.Now()
 	g := auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}
 	good := signToken(t, g, time.Hour)
@@ -86,9 +86,9 @@ func TestAuthRules(t *testing.T) {
 // The allowed paths work with each way of carrying the token, and /topics shows only the topics a token may read.
 func TestAuthAllowedPaths(t *testing.T) {
 	rs := redistest.Start(t)
-	h, admin := secureHub(t, rs)
-	h.publish("project.1", "progress", data(1))
-	h.publish("secret", "progress", data(1))
+	h, admin := secureEdge(t, rs)
+	h.publish(t, "project.1", "progress", `{"workflow":"wf-1","seq":1}`)
+	h.publish(t, "secret", "progress", `{"workflow":"wf-1","seq":1}`)
 	tok := signToken(t, auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}, time.Hour)
 
 	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("project.1", "project.42"), http.Header{"Cookie": {"hub_token=" + tok}, "Last-Event-Id": {"project.42=0-0"}})
@@ -120,7 +120,7 @@ func TestAuthAllowedPaths(t *testing.T) {
 	if len(list.Topics) != 2 {
 		t.Errorf("GET /topics = %+v, want project.1 and project.42", list.Topics)
 	}
-	waitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	testutil.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
 }
 
 // HS/RS confusion and the other public-key rules, on a hub that verifies RS256 only.
@@ -133,7 +133,7 @@ func TestAuthPublicKeyConfusion(t *testing.T) {
 	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := startHub(t, rs, "HUB_AUTH_PUBLIC_KEY_FILE="+path)
+	h := newEdge(t, rs, "HUB_AUTH_PUBLIC_KEY_FILE="+path)
 	now := time.Now()
 	g := auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}
 	claims := hubClaims(g, now, now, now.Add(time.Hour))

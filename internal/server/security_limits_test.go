@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // only its right-most entry) and global. A refused request holds no slot and leaves no subscription.
 func TestConnectionLimits(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=3", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1", "HUB_LIMITS_TRUSTED_PROXIES=127.0.0.1")
+	h := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=3", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1", "HUB_LIMITS_TRUSTED_PROXIES=127.0.0.1")
 	xff := func(v string) http.Header { return http.Header{"X-Forwarded-For": {v}} }
 	open := func(hdr http.Header) *ssetest.Client {
 		return ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("limited"), hdr)
@@ -65,7 +65,7 @@ func TestConnectionLimits(t *testing.T) {
 	for _, c := range held {
 		c.Close()
 	}
-	waitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
+	testutil.WaitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
 	if c := open(xff("198.51.100.1")); c.Status != http.StatusOK {
 		t.Errorf("after the streams closed: GET /events = %d %s, want the slot back", c.Status, c.Body)
 	}
@@ -75,7 +75,7 @@ func TestConnectionLimits(t *testing.T) {
 // origin not on the list are refused, a listed origin gets credentials.
 func TestPublishAndOriginLimits(t *testing.T) {
 	rs := redistest.Start(t)
-	h, admin := secureHub(t, rs, "HUB_LIMITS_PUBLISH_RATE=0.5", "HUB_LIMITS_PUBLISH_BURST=2",
+	h, admin := secureEdge(t, rs, "HUB_LIMITS_PUBLISH_RATE=0.5", "HUB_LIMITS_PUBLISH_BURST=2",
 		"HUB_CORS_ALLOWED_ORIGINS=https://console.example.com, https://ops.example.com")
 	other := signToken(t, auth.Grant{Publish: []string{"rate"}}, time.Hour)
 	sizer := signToken(t, auth.Grant{Publish: []string{"big"}}, time.Hour) // a bucket of its own: attempts count, not successes
@@ -119,7 +119,7 @@ func TestPublishAndOriginLimits(t *testing.T) {
 	if r.header.Get("Access-Control-Allow-Origin") != "" || r.header.Get("Access-Control-Allow-Credentials") != "" {
 		t.Errorf("GET /events from an unlisted origin carries CORS headers %v", r.header)
 	}
-	waitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	testutil.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
 	fams := testutil.ScrapeWith(t, h.URL, admin)
 	for reason, want := range map[string]float64{"publish_rate": 1, "origin": 2} {
 		if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason="+reason); v != want {
@@ -129,18 +129,6 @@ func TestPublishAndOriginLimits(t *testing.T) {
 }
 
 // With metrics.listen, /metrics moves to its own listener (open, for the scraper) and leaves the main one.
-func TestMetricsListener(t *testing.T) {
-	rs := redistest.Start(t)
-	addr := freePort(t)
-	h, admin := secureHub(t, rs, "HUB_METRICS_LISTEN="+addr)
-	if r := do(t, h.URL, call{path: "/metrics", header: bearer(admin)}); r.status != http.StatusNotFound {
-		t.Errorf("GET /metrics on the main listener = %d, want 404 when metrics.listen is set", r.status)
-	}
-	if _, ok := testutil.MetricValue(testutil.Scrape(t, "http://"+addr), "hub_http_rejected_total", "reason=no_token"); !ok {
-		t.Errorf("GET http://%s/metrics has no hub_http_rejected_total", addr)
-	}
-}
-
 func jsonError(body string) string {
 	var e struct{ Error string }
 	if jsonDecode(strings.NewReader(body), &e) != nil {

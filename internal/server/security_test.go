@@ -1,10 +1,9 @@
-package main
+package server
 
 import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,22 +19,20 @@ import (
 
 const testSecret = "security-test-secret-0123456789abcdef"
 
-// secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
+// secureEdge serves the edge with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything, for the checks that must see past the rules under test.
-func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*testHub, string) {
+func secureEdge(t *testing.T, rs *redistest.Server, env ...string) (*edge, string) {
 	t.Helper()
-	h := startHub(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
+	h := newEdge(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
 	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
 }
 
 func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
 	t.Helper()
-	tok, err := auth.Sign([]byte(testSecret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
-	if err != nil {
-		t.Fatalf("auth.Sign: %v", err)
-	}
-	return tok
+	return testutil.SignToken(t, testSecret, g, ttl)
 }
+
+func bearer(tok string) http.Header { return testutil.Bearer(tok) }
 
 // forge signs arbitrary claims with any method and key, for the tokens the hub must refuse.
 func forge(t testing.TB, m jwt.SigningMethod, key any, claims jwt.MapClaims) string {
@@ -63,8 +60,6 @@ type call struct {
 	status int
 	errHas string // a substring of the JSON error
 }
-
-func bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
 
 // reply is what came back: the status, the JSON error (or the raw body when it was not JSON) and the headers.
 type reply struct {
@@ -127,7 +122,7 @@ func check(t *testing.T, base string, calls []call, unchanged func(t *testing.T)
 }
 
 // quiet checks that nothing was published on topics and that no subscription or stream is left open.
-func quiet(h *testHub, token string, topics ...string) func(t *testing.T) {
+func quiet(h *edge, token string, topics ...string) func(t *testing.T) {
 	return func(t *testing.T) {
 		t.Helper()
 		for _, topic := range topics {
@@ -135,29 +130,7 @@ func quiet(h *testHub, token string, topics ...string) func(t *testing.T) {
 				t.Errorf("XLEN %s = %d, want 0: a refused request published", topic, n)
 			}
 		}
-		waitZero(t, h.URL, token, "hub_subscriptions", "hub_sse_connections_active")
-	}
-}
-
-// waitZero polls /metrics (with token) until every named gauge is 0.
-func waitZero(t testing.TB, base, token string, names ...string) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		fams := testutil.ScrapeWith(t, base, token)
-		var busy []string
-		for _, n := range names {
-			if v, _ := testutil.MetricValue(fams, n); v != 0 {
-				busy = append(busy, n)
-			}
-		}
-		if len(busy) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v still not 0 after 3s: something was left behind", busy)
-		}
-		time.Sleep(20 * time.Millisecond)
+		testutil.WaitZero(t, h.URL, token, "hub_subscriptions", "hub_sse_connections_active")
 	}
 }
 
@@ -174,14 +147,3 @@ func clipPath(p string) string {
 }
 
 func jsonDecode(r io.Reader, v any) error { return json.NewDecoder(r).Decode(v) }
-
-// freePort returns a loopback address nothing listens on right now.
-func freePort(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // with a clear error before anything is stored or subscribed.
 func TestHostileInput(t *testing.T) {
 	rs := redistest.Start(t)
-	h, admin := secureHub(t, rs)
+	h, admin := secureEdge(t, rs)
 	auth := bearer(admin)
 	pub := func(topic, typ string) call {
 		return call{method: "POST", path: "/publish", header: auth, body: eventJSON(topic, typ)}
@@ -67,7 +67,7 @@ func TestHostileInput(t *testing.T) {
 // With a header limit large enough to carry them, 10,000 topics reach the handler and get its JSON refusal.
 func TestTenThousandTopics(t *testing.T) {
 	rs := redistest.Start(t)
-	h, admin := secureHub(t, rs, "HUB_LIMITS_MAX_HEADER_BYTES=1048576")
+	h, admin := secureEdge(t, rs, "HUB_LIMITS_MAX_HEADER_BYTES=1048576")
 	check(t, h.URL, []call{
 		{name: "10,000 topics", path: "/events?" + manyTopics(10000), header: bearer(admin), status: 400, errHas: "too many topics: 10000, at most 32"},
 	}, quiet(h, admin, "t0", "t9999"))

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/pubsub"
+	"github.com/syncverse/hub/sse"
+)
+
+// edge is the HTTP edge under test: New over the real parts (a subscriber on a real Redis, the hub, the sse
+// handler) served by httptest, without run. env holds HUB_* settings as a deployment would give them.
+type edge struct {
+	URL    string // http://127.0.0.1:PORT
+	Addr   string
+	Prefix string
+	RDB    *redis.Client
+	Pub    *pubsub.Publisher
+}
+
+func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
+	t.Helper()
+	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rs.Client()}
+	vars := map[string]string{"HUB_REDIS_PREFIX": e.Prefix}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg, err := config.Load(fs, nil, func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	reg, log := prometheus.NewRegistry(), zerolog.Nop()
+	hm := hub.NewMetrics(reg)
+	sec, err := NewSecurity(cfg, reg)
+	if err != nil {
+		t.Fatalf("NewSecurity: %v", err)
+	}
+	sub := pubsub.NewSubscriber(e.RDB, pubsub.SubscriberConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes,
+		Logger: log, Registerer: reg, HubMetrics: hm})
+	h := hub.New(sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
+	pub := pubsub.NewPublisher(e.RDB, pubsub.PublisherConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes})
+	e.Pub = pub
+	events := sse.New(h, sse.Config{MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
+		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(reg), Authorize: sec.AuthorizeStream})
+	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
+		Logger: log, Events: events, Security: sec}))
+	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes
+	srv.Start()
+	e.URL, e.Addr = srv.URL, strings.TrimPrefix(srv.URL, "http://")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = sub.Run(ctx, h) })
+	t.Cleanup(func() { // the order of serve's shutdown: streams end first
+		h.Close()
+		srv.Close()
+		sctx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer stop()
+		if err := events.Shutdown(sctx); err != nil {
+			t.Errorf("sse Shutdown: %v", err)
+		}
+		cancel()
+		wg.Wait()
+	})
+	return e
+}
+
+// StreamKey is the Redis key of topic's history.
+func (e *edge) StreamKey(topic string) string { return pubsub.Keys{Prefix: e.Prefix}.Stream(topic) }
+
+// publish publishes through the Go Publisher and returns the id.
+func (e *edge) publish(t testing.TB, topic, typ, data string) string {
+	t.Helper()
+	id, err := e.Pub.Publish(context.Background(), topic, typ, []byte(data))
+	if err != nil {
+		t.Fatalf("Publish(%s, %s) = %v", topic, data, err)
+	}
+	return id
+}

@@ -1,0 +1,49 @@
+package testutil
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/auth"
+)
+
+// Bearer is the Authorization header carrying tok.
+func Bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+
+// SignToken signs a token for grant with an HS256 secret, valid for ttl from now.
+func SignToken(t testing.TB, secret string, g auth.Grant, ttl time.Duration) string {
+	t.Helper()
+	tok, err := auth.Sign([]byte(secret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
+	if err != nil {
+		t.Fatalf("auth.Sign: %v", err)
+	}
+	return tok
+}
+
+// WaitZero polls base's /metrics (with token, when not empty) until every named gauge is 0: nothing was left behind.
+func WaitZero(t testing.TB, base, token string, names ...string) {
+	t.Helper()
+	Eventually(t, 3*time.Second, fmt.Sprintf("%v back to 0 (or something was left behind)", names), func() bool {
+		fams := ScrapeWith(t, base, token)
+		for _, n := range names {
+			if v, _ := MetricValue(fams, n); v != 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// FreeAddr returns a loopback address nothing listens on right now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
