@@ -44,6 +44,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	switch name {
 	case "serve":
+		if listening == nil {
+			listening = func(string) {}
+		}
 		return serve(ctx, rest, getenv, stdout, stderr, listening)
 	case "publish":
 		return publishCommand(ctx, rest, getenv, stdin, stdout, stderr)

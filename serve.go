@@ -27,7 +27,7 @@ import (
 
 // serve runs the hub until ctx ends, then drains it: streams end first (so clients reconnect elsewhere), then the
 // HTTP server, the Redis subscriber and the Redis client. It returns only when every goroutine it started is gone.
-// listening, when set, learns the URL the hub serves on once its listener is open.
+// listening learns the URL the hub serves on once its listener is open.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, listening func(url string)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -61,9 +61,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	url := p.scheme + "://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "hub listening on %s\n", url)
 	log.Info().Str("addr", ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
-	if listening != nil {
-		listening(url)
-	}
+	listening(url)
 
 	// bg outlives ctx: the subscriber keeps feeding the hub while the streams drain, and stops last.
 	bg, stopBG := context.WithCancel(context.Background())
