@@ -14,12 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
 

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/pubsub"
 )
 

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
 

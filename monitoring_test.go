@@ -10,14 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
 

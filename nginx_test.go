@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // startNginx runs deploy/nginx.conf in front of one hub, with its own ports and paths and the given idle timeout

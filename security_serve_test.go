@@ -10,13 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
-	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // A stream ends when its token expires, within a second of exp, with a final auth-expired event; its subscription

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // A browser whose machine vanishes sends no FIN. The test puts a client on a test host of its own (a network

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/syncverse/hub/lease"
 )
 

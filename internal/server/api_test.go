@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/testutil"
 )

@@ -14,14 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // Each authentication and authorization rule, end to end: the request, the status, the JSON error, and that it

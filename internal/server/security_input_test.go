@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // Hostile input: CR, LF and NUL in topic, type and cursor, oversized cursors and topic lists. Each is refused

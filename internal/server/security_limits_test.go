@@ -7,12 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/ssetest"
-
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // One connection over each limit: per client address (X-Forwarded-For believed from the trusted proxy only, and

@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
-
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 const testSecret = "security-test-secret-0123456789abcdef"
