@@ -5,6 +5,7 @@ import { parseDuration } from './ids.js';
 import { CardsView } from './cards.js';
 import { LogView } from './logview.js';
 import { AlarmsView, LocksView, StatusView } from './panels.js';
+import { Announcer } from './announce.js';
 import { age, count } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -41,9 +42,11 @@ const feed = new Feed({
   fetchJSON: getJSON,
 });
 
+const announcer = new Announcer($('announce'));
 const cards = new CardsView(store, {
   root: $('cards'), empty: $('empty'), summary: $('summary'), filter: $('card-filter'), multiTopic,
   onSelect: (workflow) => { logView.setFilter({ workflow }); schedule(); },
+  onStatus: (wf, status) => announcer.workflow(wf.key, wf.title || wf.workflow, status),
 });
 const logView = new LogView(store, {
   list: $('log'), count: $('log-count'), text: $('log-text'), type: $('log-type'), workflow: $('log-workflow'),
@@ -73,6 +76,8 @@ function flush() {
   locksView.render(now);
   alarmsView.render();
   statusView.render(now);
+  announcer.feed(feed.state);
+  announcer.flush(now);
   debug.renders++;
   debug.frameMs.push(performance.now() - started);
   if (debug.frameMs.length > 300) debug.frameMs.shift();
@@ -213,7 +218,7 @@ function isTyping(el) {
 function setupKeys() {
   const focus = (id) => { const el = $(id); el.focus(); if (el.select) el.select(); };
   document.addEventListener('keydown', (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
     if (e.key === 'Escape' && isTyping(e.target)) {
       if (e.target.value) { e.target.value = ''; e.target.dispatchEvent(new Event('input', { bubbles: true })); }
       else e.target.blur();

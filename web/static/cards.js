@@ -11,7 +11,7 @@ const STATUS_TEXT = {
 const SUMMARY_ORDER = ['failed', 'stalled', 'running', 'queued', 'succeeded', 'cancelled'];
 
 export class CardsView {
-  constructor(store, { root, empty, summary, filter, multiTopic, onSelect }) {
+  constructor(store, { root, empty, summary, filter, multiTopic, onSelect, onStatus = () => {} }) {
     this.store = store;
     this.root = root;
     this.emptyEl = empty;
@@ -19,6 +19,8 @@ export class CardsView {
     this.filterEl = filter;
     this.multiTopic = multiTopic;
     this.onSelect = onSelect;
+    /** Told each card's shown status as it is painted, for the screen-reader summary. */
+    this.onStatus = onStatus;
     /** @type {Map<string, {el:HTMLElement, parts:object}>} */
     this.els = new Map();
     this.text = '';
@@ -130,9 +132,8 @@ export class CardsView {
   }
 
   create(wf) {
-    const el = document.createElement('article');
+    const el = document.createElement('li');
     el.className = 'card';
-    el.setAttribute('role', 'listitem');
     el.tabIndex = -1;
     el.dataset.key = wf.key.replace('\u0000', '/');
     el.dataset.topic = wf.topic;
@@ -162,6 +163,7 @@ export class CardsView {
     const { el, parts: p } = entry;
     const st = shownStatus(wf);
     const [glyph, label] = STATUS_TEXT[st];
+    this.onStatus(wf, st);
     setData(el, 'status', wf.status);
     setData(el, 'shown', st);
     setData(el, 'stalled', String(wf.stalled));
