@@ -160,3 +160,53 @@ func TestConsoleAxe(t *testing.T) {
 	}
 	t.Logf("axe-core: %d violations over 2 themes × 4 states", found)
 }
+
+// overflowing lists what sticks out sideways at the current width: the page itself, any element past either edge
+// (the skip link and screen-reader text are off-screen on purpose), and any panel that scrolls sideways.
+const overflowing = `(() => {
+	const w = document.documentElement.clientWidth, bad = [];
+	const name = (el) => el.id ? '#' + el.id : el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ')[0] : '');
+	if (document.documentElement.scrollWidth > w) bad.push('page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + w);
+	for (const el of document.querySelectorAll('body *')) {
+		if (el.closest('.sr-only, .skip, dialog:not([open]), [hidden]')) continue;
+		const r = el.getBoundingClientRect();
+		if (!r.width || !r.height) continue;
+		if (r.right > w + 0.5 || r.left < -0.5) bad.push(name(el) + ' spans ' + Math.round(r.left) + '..' + Math.round(r.right));
+		const ox = getComputedStyle(el).overflowX;
+		if ((ox === 'auto' || ox === 'scroll') && el.scrollWidth > el.clientWidth + 1) bad.push(name(el) + ' scrolls sideways');
+	}
+	return bad.slice(0, 20);
+})()`
+
+// TestConsoleNarrow: on a phone-sized screen (400 px, and the 500 px the layout was first made for) nothing on the
+// board or in the dialogs sticks out sideways.
+func TestConsoleNarrow(t *testing.T) {
+	browser := newBrowser(t)
+	h := a11yDemo(t)
+	tab := newTab(t, browser)
+	for _, width := range []int64{400, 500} {
+		if err := chromedp.Do(tab, chromedp.EmulateViewport(width, 860, chromedp.EmulateMobile, chromedp.EmulateTouch)); err != nil {
+			t.Fatalf("EmulateViewport(%d): %v", width, err)
+		}
+		navigate(t, tab, demoURL(h, "light"))
+		waitDemoBoard(t, tab)
+		if got := evalJS[int](t, tab, `document.documentElement.clientWidth`); got != int(width) {
+			t.Fatalf("page width = %d, want %d", got, width)
+		}
+		screenshot(t, tab, fmt.Sprintf("console-%dpx", width))
+		for _, state := range []struct{ name, open string }{
+			{"board", ""},
+			{"topic picker", `document.getElementById('browse-topics').click()`},
+			{"help", `document.getElementById('help-open').click()`},
+		} {
+			if state.open != "" {
+				evalJS[bool](t, tab, state.open+`, true`)
+				waitJS(t, tab, 5*time.Second, state.name+" open", `document.querySelector('dialog[open]') && !document.querySelector('dialog[open] .topics-list:empty')`)
+			}
+			if bad := evalJS[[]string](t, tab, overflowing); len(bad) > 0 {
+				t.Errorf("%d px, %s: overflows horizontally: %s", width, state.name, strings.Join(bad, "; "))
+			}
+			evalJS[bool](t, tab, `document.querySelectorAll('dialog[open]').forEach(d => d.close()), true`)
+		}
+	}
+}

@@ -53,7 +53,7 @@ const logView = new LogView(store, {
   workflowOptions: $('workflow-options'), pause: $('log-pause'), multiTopic,
 });
 const locksView = new LocksView(store.locks, { body: $('locks'), empty: $('locks-empty'), count: $('locks-count') });
-const alarmsView = new AlarmsView(store.locks, $('alarms'));
+const alarmsView = new AlarmsView(store.locks, $('alarms'), { afterFocus: $('cards') });
 const statusView = new StatusView(feed, {
   conn: $('conn'), label: $('conn-label'), detail: $('conn-detail'),
   counters: [...document.querySelectorAll('[data-counter]')], heartbeat: $('heartbeat-age'), latency: $('latency'),

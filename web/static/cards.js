@@ -97,7 +97,7 @@ export class CardsView {
       let entry = this.els.get(wf.key);
       if (!entry) entry = this.update(wf, Date.now());
       if (entry.el === cursor) { cursor = cursor.nextElementSibling; continue; }
-      this.root.insertBefore(entry.el, cursor);
+      moveBefore(this.root, entry.el, cursor);
     }
     // Until someone picks a card, the tab stop follows the top card (the most urgent one).
     const first = this.root.firstElementChild;
@@ -116,16 +116,24 @@ export class CardsView {
     if (sig === this.lastSummary) return;
     this.lastSummary = sig;
     const buttons = [['', `All ${c.total}`], ['attention', `Needs attention ${c.failed + c.stalled}`]];
-    for (const st of SUMMARY_ORDER) if (c[st]) buttons.push([st, `${STATUS_TEXT[st][1]} ${c[st]}`]);
-    this.summaryEl.replaceChildren(...buttons.map(([f, label]) => {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.dataset.filter = f;
-      if (f && f !== 'attention') b.dataset.status = f;
-      b.textContent = label;
+    for (const st of SUMMARY_ORDER) if (c[st] || this.status === st) buttons.push([st, `${STATUS_TEXT[st][1]} ${c[st]}`]);
+    // Buttons are kept and updated in place: rebuilding them would drop the keyboard focus of whoever is on one.
+    const wanted = new Set(buttons.map(([f]) => f));
+    for (const b of [...this.summaryEl.children]) if (!wanted.has(b.dataset.filter)) b.remove();
+    let cursor = this.summaryEl.firstElementChild;
+    for (const [f, label] of buttons) {
+      let b = cursor && cursor.dataset.filter === f ? cursor : null;
+      if (b) cursor = cursor.nextElementSibling;
+      else {
+        b = document.createElement('button');
+        b.type = 'button';
+        b.dataset.filter = f;
+        if (f && f !== 'attention') b.dataset.status = f;
+        this.summaryEl.insertBefore(b, cursor);
+      }
+      setText(b, label);
       b.setAttribute('aria-pressed', String(this.status === f));
-      return b;
-    }));
+    }
     this.summaryEl.dataset.failed = c.failed;
     this.summaryEl.dataset.stalled = c.stalled;
     this.summaryEl.dataset.total = c.total;
@@ -233,6 +241,14 @@ export class CardsView {
     const card = this.root.querySelector('.card[tabindex="0"]') || this.root.firstElementChild;
     if (card) { this.focusCard(card); card.focus(); }
   }
+}
+
+/** Moves el before ref keeping its focus: a card the operator is on may move when its status changes. */
+function moveBefore(parent, el, ref) {
+  if (el.isConnected && parent.moveBefore) { parent.moveBefore(el, ref); return; }
+  const focused = document.activeElement === el;
+  parent.insertBefore(el, ref);
+  if (focused) el.focus({ preventScroll: true });
 }
 
 function setText(el, v) {

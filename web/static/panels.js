@@ -63,9 +63,11 @@ function lockRow(l) {
 }
 
 export class AlarmsView {
-  constructor(locks, root) {
+  /** afterFocus takes the keyboard focus when the alarm the operator was on goes and no other is left. */
+  constructor(locks, root, { afterFocus = null } = {}) {
     this.locks = locks;
     this.root = root;
+    this.afterFocus = afterFocus;
     root.addEventListener('click', (e) => {
       const b = e.target.closest('button[data-ack]');
       if (b) this.locks.acknowledge(b.dataset.ack);
@@ -76,6 +78,7 @@ export class AlarmsView {
     if (!this.locks.alarmsDirty) return;
     this.locks.alarmsDirty = false;
     const active = this.locks.active().sort((a, b) => b.at - a.at);
+    const focused = this.root.contains(document.activeElement) ? document.activeElement.dataset.ack ?? '' : null;
     this.root.hidden = active.length === 0;
     this.root.dataset.count = String(active.length);
     this.root.replaceChildren(...active.slice(0, 6).map((a) => {
@@ -101,6 +104,14 @@ export class AlarmsView {
       more.textContent = `and ${active.length - 6} more`;
       this.root.append(more);
     }
+    if (focused !== null) this.refocus(focused);
+  }
+
+  /** The rebuild above drops the focus; it goes back to the same alarm, else the newest one, else afterFocus. */
+  refocus(ack) {
+    const buttons = [...this.root.querySelectorAll('button[data-ack]')];
+    const next = buttons.find((b) => b.dataset.ack === ack) || buttons[0] || this.afterFocus;
+    if (next) next.focus();
   }
 
   /** Keyboard "A": acknowledges the newest alarm. */
