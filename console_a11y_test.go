@@ -117,6 +117,19 @@ func runAxe(t *testing.T, tab context.Context, axe string) []axeViolation {
 	return vs
 }
 
+// colourOnly lists the states on the board that a colour-blind operator could not read: a card whose badge does not
+// name its status, a lock whose state cell has no word, a warning or error log row without its spoken prefix, a
+// connection pill without a label.
+const colourOnly = `[
+	...[...document.querySelectorAll('#cards .card')].filter(c => !c.querySelector('.status-text').textContent.toLowerCase()
+		.includes(c.dataset.shown)).map(c => 'card ' + c.dataset.workflow),
+	...[...document.querySelectorAll('#locks .lock-state')].filter(td => !/[a-z]{3}/i.test(td.textContent))
+		.map(td => 'lock ' + td.parentNode.dataset.key),
+	...[...document.querySelectorAll('#log .level-error, #log .level-warn')].filter(r => !/^(Error|Warning): /.test(r.textContent))
+		.map(r => 'log row ' + r.textContent),
+	...(document.getElementById('conn-label').textContent.trim() ? [] : ['connection pill']),
+]`
+
 // TestConsoleAxe audits the demo in the light and the dark theme: the board with its cards, lock panel, alarm and
 // event log, then the topic picker and the help dialog open over it, then the landing page's topic list.
 func TestConsoleAxe(t *testing.T) {
@@ -141,6 +154,9 @@ func TestConsoleAxe(t *testing.T) {
 		}
 		screenshot(t, tab, "console-axe-"+theme)
 		check(theme, "board")
+		if bad := evalJS[[]string](t, tab, colourOnly); len(bad) > 0 {
+			t.Errorf("%s theme: states shown by colour alone, without a word: %v", theme, bad)
+		}
 
 		evalJS[bool](t, tab, `document.getElementById('browse-topics').click(), true`)
 		waitJS(t, tab, 5*time.Second, "topic picker lists the demo topic",
