@@ -14,7 +14,7 @@ type Tally struct {
 	Duplicated int // received more than once
 	Reordered  int // received after a later event of the same topic
 	Unknown    int // ids the stream never held
-	Excused    int // skipped right after an event: reset, as the contract allows
+	Excused    int // skipped right after an event: reset and below its oldest, as the contract allows
 	Resets     int
 }
 
@@ -36,7 +36,8 @@ func (t Tally) String() string {
 
 // Check compares what a client received on one topic with truth, the topic's events in stream order (XRANGE, or
 // the acknowledged ids when Redis lost some). Events at or before after are not expected. A gap is excused only when
-// a reset arrived since the previous event: that is the contract's "never a silent skip".
+// a reset arrived since the previous event, and only below the reset's oldest: that is the contract's "never a
+// silent skip".
 func Check(truth []hub.ID, after hub.ID, got []Got) Tally {
 	pos := make(map[hub.ID]int, len(truth))
 	for i, id := range truth {
@@ -75,7 +76,9 @@ func Check(truth []hub.ID, after hub.ID, got []Got) Tally {
 		default:
 			if resetPending {
 				for k := top + 1; k < j; k++ {
-					excused[k] = true
+					// A reset excuses only what it says is gone: ids below its oldest. One without an oldest
+					// (replay limit, history lost) names no bound, so it excuses the skip up to this event.
+					excused[k] = resetOldest.IsZero() || truth[k].Less(resetOldest)
 				}
 			}
 			top = j

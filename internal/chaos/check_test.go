@@ -1,0 +1,59 @@
+package chaos
+
+import (
+	"testing"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// TestCheck runs the verdict on small histories of ids 1..10, where a reset names the oldest event it skips to.
+func TestCheck(t *testing.T) {
+	id := func(n uint64) hub.ID { return hub.ID{Ms: n} }
+	ev := func(ns ...uint64) []Got {
+		var out []Got
+		for _, n := range ns {
+			out = append(out, Got{ID: id(n)})
+		}
+		return out
+	}
+	reset := func(oldest uint64) []Got { return []Got{{ID: id(oldest), Reset: true, Reason: "history-truncated"}} }
+	cat := func(parts ...[]Got) []Got {
+		var out []Got
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	var truth []hub.ID
+	for n := uint64(1); n <= 10; n++ {
+		truth = append(truth, id(n))
+	}
+	for _, c := range []struct {
+		name  string
+		after uint64
+		got   []Got
+		want  Tally
+	}{
+		{"everything once", 0, ev(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), Tally{Expected: 10, Delivered: 10}},
+		{"silent skip", 0, ev(1, 2, 3, 8, 9, 10), Tally{Expected: 10, Delivered: 6, Lost: 4}},
+		{"reset to the next event received excuses the skip", 0, cat(ev(1, 2, 3), reset(8), ev(8, 9, 10)),
+			Tally{Expected: 10, Delivered: 6, Excused: 4, Resets: 1}},
+		{"reset does not excuse ids at or after its oldest", 0, cat(ev(1, 2, 3), reset(4), ev(8, 9, 10)),
+			Tally{Expected: 10, Delivered: 6, Lost: 4, Resets: 1}},
+		{"reset excuses below its oldest only", 0, cat(ev(1, 2, 3), reset(6), ev(8, 9, 10)),
+			Tally{Expected: 10, Delivered: 6, Lost: 2, Excused: 2, Resets: 1}},
+		{"reset without an oldest excuses the skip up to the next event", 0, cat(ev(1, 2, 3), []Got{{Reset: true}}, ev(8, 9, 10)),
+			Tally{Expected: 10, Delivered: 6, Excused: 4, Resets: 1}},
+		{"last reset excuses below its oldest", 0, cat(ev(1, 2, 3), reset(6)),
+			Tally{Expected: 10, Delivered: 3, Lost: 5, Excused: 2, Resets: 1}},
+		{"a reset long before the gap excuses nothing", 0, cat(reset(1), ev(1, 2, 3, 8, 9, 10)),
+			Tally{Expected: 10, Delivered: 6, Lost: 4, Resets: 1}},
+		{"from a position", 5, ev(6, 7, 8, 9, 10), Tally{Expected: 5, Delivered: 5}},
+		{"duplicate, reordered, unknown", 0, cat(ev(1, 2, 3, 3, 5, 4, 6, 7, 8, 9, 10, 11)),
+			Tally{Expected: 10, Delivered: 11, Duplicated: 1, Reordered: 1, Unknown: 1}},
+	} {
+		if got := Check(truth, id(c.after), c.got); got != c.want {
+			t.Errorf("%s: Check(1..10, after %d, %v) =\n  %v\nwant\n  %v", c.name, c.after, c.got, got, c.want)
+		}
+	}
+}
