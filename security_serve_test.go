@@ -29,7 +29,7 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
 	}
 	var last ssetest.Frame
-	for f := range c.Frames() {
+	for _, f := range c.UntilEnd(time.Until(exp) + 3*time.Second) {
 		if f.Event != "" {
 			last = f
 		}

@@ -189,6 +189,26 @@ func (c *Client) Events(n int, within time.Duration) []Frame {
 	return out
 }
 
+// UntilEnd collects every frame until the server ends the stream, and fails the test if it is still open after
+// within.
+func (c *Client) UntilEnd(within time.Duration) []Frame {
+	c.t.Helper()
+	timeout := time.After(within)
+	var out []Frame
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				return out
+			}
+			out = append(out, f)
+		case <-timeout:
+			c.t.Fatalf("stream still open after %v (%d frames so far)", within, len(out))
+			return nil
+		}
+	}
+}
+
 // WaitEnd waits for the server to end the stream.
 func (c *Client) WaitEnd(within time.Duration) bool {
 	select {
