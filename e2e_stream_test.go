@@ -244,10 +244,7 @@ func publishElsewhere(t *testing.T, h *testHub, topic, data string) string {
 
 // Killing the hub's pub/sub connection loses the live messages published meanwhile; the resubscription repairs them.
 func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
-	rs := redistest.Start(t)
-	if !rs.Real() {
-		t.Skip("CLIENT KILL needs a real redis-server")
-	}
+	rs := redistest.StartReal(t, redistest.Options{}) // CLIENT KILL needs a real redis-server
 	h := startHub(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("kill"), "0-0")
 	var ids []string

@@ -41,6 +41,15 @@ func forBackends(t *testing.T, fn func(t *testing.T, b *backend)) {
 	})
 }
 
+// realBackend is a backend on a real redis-server, for what miniredis cannot do (CLIENT KILL, trimming by age). It
+// skips the test when redis-server is not installed, and fails it under CI, as redistest.StartReal does.
+func realBackend(t *testing.T) *backend {
+	t.Helper()
+	rs := redistest.StartReal(t, redistest.Options{})
+	p := redistest.Prefix(t)
+	return &backend{rdb: rs.Client(), rs: rs, real: true, prefix: p, keys: Keys{Prefix: p}}
+}
+
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
