@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 	"github.com/syncverse/hub/pubsub"
 )
 
-// Every publishing path (Go Publisher, hub publish, the script through redis-cli, POST /publish) reaches a browser
+// Every publishing path (Go Publisher, hub publish, the script through EVAL, POST /publish) reaches a browser
 // with the id, type and data that were published.
 func TestPublishPathsReachSSEClient(t *testing.T) {
 	rs := redistest.Start(t)
@@ -59,7 +58,7 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 	}
 	want = append(want, sent{strings.TrimSpace(out.String()), "progress", `{"workflow":"stdin"}`})
 
-	want = append(want, sent{evalScript(t, h, "paths", "progress", `{"workflow":"redis-cli"}`), "progress", `{"workflow":"redis-cli"}`})
+	want = append(want, sent{evalScript(t, h, "paths", "progress", `{"workflow":"eval"}`), "progress", `{"workflow":"eval"}`})
 
 	resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"paths","type":"deploy","data":{"workflow":"http","n":[1,2]}}`))
 	if err != nil {
@@ -81,26 +80,13 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 	}
 }
 
-// evalScript runs the publish script the way a non-Go agent would: redis-cli EVAL with the README's arguments. It
-// uses go-redis's EVAL with the same text when redis-cli is not installed.
+// evalScript runs the publish script with a plain EVAL and the README's arguments, as any Redis client would
+// (TestREADMERedisCliExamplePublishes runs the README's redis-cli command itself).
 func evalScript(t *testing.T, h *testHub, topic, typ, data string) string {
 	t.Helper()
 	k := pubsub.Keys{Prefix: h.Prefix}
-	args := []string{"2", k.Stream(topic), k.State(topic), k.Channel(topic), typ, data, "10000", "65536", ""}
-	if path, err := exec.LookPath("redis-cli"); err == nil && h.Redis.Real() {
-		host, port, _ := strings.Cut(h.Redis.Addr, ":")
-		out, err := exec.Command(path, append([]string{"-h", host, "-p", port, "EVAL", pubsub.PublishScript}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("redis-cli EVAL: %v: %s", err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	t.Log("redis-cli not available: running the script through go-redis EVAL")
-	vals := make([]any, len(args)-3)
-	for i, a := range args[3:] {
-		vals[i] = a
-	}
-	id, err := h.RDB.Eval(context.Background(), pubsub.PublishScript, args[1:3], vals...).Text()
+	id, err := h.RDB.Eval(context.Background(), pubsub.PublishScript, []string{k.Stream(topic), k.State(topic)},
+		k.Channel(topic), typ, data, 10000, 65536, "").Text()
 	if err != nil {
 		t.Fatalf("EVAL publish script: %v", err)
 	}
