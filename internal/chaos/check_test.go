@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/syncverse/hub/hub"
@@ -54,6 +55,21 @@ func TestCheck(t *testing.T) {
 	} {
 		if got := Check(truth, id(c.after), c.got); got != c.want {
 			t.Errorf("%s: Check(1..10, after %d, %v) =\n  %v\nwant\n  %v", c.name, c.after, c.got, got, c.want)
+		}
+	}
+}
+
+// A scenario that never compared delivery with the streams (no Fill) shows "-" in the delivery columns, not zeros
+// that read as "nothing lost".
+func TestReportLeavesUncheckedDeliveryBlank(t *testing.T) {
+	var r Report
+	r.Add(Row{Scenario: "09 churn", Published: 300, Note: "cycles"})
+	r.Add(Row{Scenario: "01 checked", Published: 10}.Fill(Tally{Delivered: 10}))
+	var b strings.Builder
+	r.Markdown(&b)
+	for _, want := range []string{"| 09 churn | 300 | - | - | - | - | - | 0 | - | cycles |", "| 01 checked | 10 | 10 | 0 | 0 | 0 | 0 | 0 | - |  |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("Report.Markdown =\n%s\nwant a line %q", b.String(), want)
 		}
 	}
 }
