@@ -64,13 +64,14 @@ func TestAcquireWaitsForRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	got := make(chan *lease.Lease)
+	type acquired struct {
+		ls  *lease.Lease
+		err error
+	}
+	got := make(chan acquired, 1)
 	go func() {
 		ls, err := l.Acquire(ctx, "k")
-		if err != nil {
-			t.Errorf("second Acquire: %v", err)
-		}
-		got <- ls
+		got <- acquired{ls, err}
 	}()
 	time.Sleep(100 * time.Millisecond) // the holder's work
 	select {
@@ -82,7 +83,11 @@ func TestAcquireWaitsForRelease(t *testing.T) {
 	if err := first.Release(ctx); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
-	second := <-got
+	res := <-got
+	if res.err != nil {
+		t.Fatalf("second Acquire after the release = %v, want a lease", res.err)
+	}
+	second := res.ls
 	if waited := time.Since(released); waited > time.Second {
 		t.Fatalf("second Acquire took %v after the release, want well under RetryMax", waited)
 	}
