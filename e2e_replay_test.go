@@ -42,17 +42,27 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
 	ids := publishN(t, h, "r", 1, 1000)
-	live := make(chan []string, 1)
+	type published struct {
+		ids []string
+		err error // the goroutine reports it: only the test's goroutine may end the test
+	}
+	live := make(chan published, 1)
 	go func() {
-		var more []string
-		for i := 1001; i <= 1200; i++ {
-			more = append(more, h.publish("r", "progress", data(i)))
+		var p published
+		for i := 1001; i <= 1200 && p.err == nil; i++ {
+			var id string
+			id, p.err = h.Pub.Publish(context.Background(), "r", "progress", []byte(data(i)))
+			p.ids = append(p.ids, id)
 		}
-		live <- more
+		live <- p
 	}()
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("r"), ids[9])
 	got := c.Events(1190, 20*time.Second)
-	want := append(ids[10:], <-live...)
+	more := <-live
+	if more.err != nil {
+		t.Fatalf("publish during the replay: %v", more.err)
+	}
+	want := append(ids[10:], more.ids...)
 	for i, f := range got {
 		if f.ID != want[i] || f.Data != data(11+i) {
 			t.Fatalf("event %d = id %s data %s, want id %s data %s", i, f.ID, f.Data, want[i], data(11+i))
