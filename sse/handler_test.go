@@ -194,7 +194,9 @@ func TestEventsHeartbeatWhenQuiet(t *testing.T) {
 }
 
 func TestEventsNoHeartbeatWhileEventsFlow(t *testing.T) {
-	hb := 300 * time.Millisecond
+	// A period of a second: one broadcast and its delivery must never take that long, which a loaded machine under
+	// -race does not guarantee for 300 ms.
+	hb := time.Second
 	e := newEnv(t, Config{Heartbeat: hb})
 	// From the start of the stream: a fresh stream begins at the newest event when its subscription goes live, so an
 	// event broadcast before that would be skipped and the test would wait for it into a heartbeat.
