@@ -5,8 +5,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -204,8 +206,13 @@ func TestVerifyJWKS(t *testing.T) {
 
 func TestNewVerifierRefusesWeakOrBrokenKeys(t *testing.T) {
 	small, _ := rsa.GenerateKey(rand.Reader, 1024)
-	priv := filepath.Join(t.TempDir(), "priv.pem")
-	_ = os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1}}), 0o600)
+	_, edPriv, _ := ed25519.GenerateKey(rand.Reader)
+	der, err := x509.MarshalPKCS8PrivateKey(edPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priv := filepath.Join(t.TempDir(), "priv.pem") // a well-formed private key: refused for being one
+	_ = os.WriteFile(priv, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	_ = os.WriteFile(bad, []byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"AQ","y":"AQ"}]}`), 0o600)
 	for name, cfg := range map[string]Config{
@@ -219,6 +226,9 @@ func TestNewVerifierRefusesWeakOrBrokenKeys(t *testing.T) {
 		if _, err := NewVerifier(cfg); err == nil {
 			t.Errorf("NewVerifier(%s) = nil error, want refused", name)
 		}
+	}
+	if _, err := NewVerifier(Config{PublicKeyFile: priv}); err == nil || !strings.Contains(err.Error(), "is not a public key") {
+		t.Errorf("NewVerifier(a private key) = %v, want it refused as not a public key", err)
 	}
 }
 
@@ -251,7 +261,8 @@ func TestSignRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzVerify: no input makes Verify panic or accept an unsigned token.
+// FuzzVerify: no input makes Verify panic, and it accepts only a token signed with the secret (HS256 over its first
+// two parts, checked here without the jwt library) that has not expired.
 func FuzzVerify(f *testing.F) {
 	v := testVerifier(f)
 	f.Add(signHS(f, testSecret, validClaims(Grant{Subscribe: []string{"a"}})))
@@ -263,8 +274,63 @@ func FuzzVerify(f *testing.F) {
 		if err != nil && !errors.As(err, &ae) {
 			t.Fatalf("Verify(%q) = %v, want an *Error", raw, err)
 		}
-		if err == nil && id == nil {
+		if err != nil {
+			return
+		}
+		if id == nil {
 			t.Fatalf("Verify(%q) = nil, nil", raw)
 		}
+		if !signedWithSecret(raw) {
+			t.Fatalf("Verify(%q) accepted a token that is not HS256-signed with the secret", raw)
+		}
+		if !time.Now().Before(id.Expires) {
+			t.Fatalf("Verify(%q) accepted a token that expired at %v", raw, id.Expires)
+		}
 	})
+}
+
+// signedWithSecret reports whether raw's third part is the HS256 MAC of its first two under testSecret, and its
+// header names HS256.
+func signedWithSecret(raw string) bool {
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	head, err := base64.RawURLEncoding.DecodeString(parts[0])
+	var h struct{ Alg string }
+	if err != nil || json.Unmarshal(head, &h) != nil || h.Alg != "HS256" {
+		return false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, testSecret)
+	mac.Write([]byte(parts[0] + "." + parts[1]))
+	return hmac.Equal(sig, mac.Sum(nil))
+}
+
+// Expiry is exact (auth/doc.go): a token is refused at its exp, to the nanosecond, and accepted just before.
+func TestVerifyRefusesATokenAtExactlyExp(t *testing.T) {
+	exp := time.Now().Add(time.Hour).Truncate(time.Second) // a NumericDate holds whole seconds
+	c := validClaims(Grant{Subscribe: []string{"a"}})
+	c.ExpiresAt = jwt.NewNumericDate(exp)
+	tok := signHS(t, testSecret, c)
+	for _, at := range []struct {
+		now  time.Time
+		want Reason // "" for accepted
+	}{{exp.Add(-time.Nanosecond), ""}, {exp, ReasonExpired}, {exp.Add(time.Nanosecond), ReasonExpired}} {
+		v, err := NewVerifier(Config{HMACSecret: testSecret, Now: func() time.Time { return at.now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = v.Verify(tok)
+		var ae *Error
+		switch {
+		case at.want == "" && err != nil:
+			t.Errorf("Verify at exp%+v = %v, want accepted", at.now.Sub(exp), err)
+		case at.want != "" && (!errors.As(err, &ae) || ae.Reason != at.want):
+			t.Errorf("Verify at exp%+v = %v, want refused as %s", at.now.Sub(exp), err, at.want)
+		}
+	}
 }
