@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -22,10 +23,11 @@ type Hub struct {
 	URL  string // http://127.0.0.1:PORT
 	Addr string
 
-	cmd    *exec.Cmd
-	logs   *tailBuffer
-	exited chan struct{}
-	err    error // what Wait returned; read after exited is closed
+	cmd       *exec.Cmd
+	logs      *tailBuffer
+	exited    chan struct{}
+	err       error       // what Wait returned; read after exited is closed
+	signalled atomic.Bool // Kill or Term was called: an exit after it is expected
 }
 
 // StartHub runs bin serve on listen (127.0.0.1:0 for a free port) with env (KEY=VALUE; the parent's HUB_* variables
@@ -108,6 +110,7 @@ func (h *Hub) Ready() int {
 
 // Kill sends SIGKILL and waits for the process to be gone.
 func (h *Hub) Kill() {
+	h.signalled.Store(true)
 	_ = h.cmd.Process.Signal(syscall.SIGKILL)
 	<-h.exited
 }
@@ -115,6 +118,7 @@ func (h *Hub) Kill() {
 // Term sends SIGTERM and returns how long the hub took to exit, or an error past within.
 func (h *Hub) Term(within time.Duration) (time.Duration, error) {
 	start := time.Now()
+	h.signalled.Store(true)
 	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return 0, err
 	}
@@ -130,15 +134,19 @@ func (h *Hub) Term(within time.Duration) (time.Duration, error) {
 	}
 }
 
-// Stop ends the hub if it still runs; for cleanups.
-func (h *Hub) Stop() {
+// Stop ends the hub if it still runs (SIGTERM; SIGKILL if it is still there 15 s later); for cleanups. It reports a
+// hub that did not exit cleanly: one that exited on its own, or with an error or too late after SIGTERM.
+func (h *Hub) Stop() error {
 	select {
 	case <-h.exited:
-	default:
-		if _, err := h.Term(15 * time.Second); err != nil {
-			h.Kill()
+		if !h.signalled.Load() {
+			return fmt.Errorf("hub exited on its own (%v)", h.err)
 		}
+		return nil
+	default:
 	}
+	_, err := h.Term(15 * time.Second)
+	return err
 }
 
 // Logs returns the end of what the hub logged.

@@ -97,7 +97,7 @@ func TestChaos05RollingRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start A again on %s: %v", a.Addr, err)
 	}
-	t.Cleanup(a2.Stop)
+	r.own(a2)
 	time.Sleep(500 * time.Millisecond)
 	exitB, spreadB, lastB := roll("B", b)
 	l := <-done

@@ -65,13 +65,20 @@ func (r *rig) startHub(redisAddr string, extra ...string) *Hub {
 	if err != nil {
 		r.t.Fatalf("start hub: %v", err)
 	}
+	r.own(h)
+	return h
+}
+
+// own stops h when the test ends, failing the test if h did not exit cleanly, and logs its end on a failure.
+func (r *rig) own(h *Hub) {
 	r.t.Cleanup(func() {
-		h.Stop()
+		if err := h.Stop(); err != nil {
+			r.t.Errorf("hub %s did not exit cleanly: %v", h.URL, err)
+		}
 		if r.t.Failed() {
 			r.t.Logf("hub %s logs (end):\n%s", h.URL, tail(h.Logs(), 4000))
 		}
 	})
-	return h
 }
 
 func tail(s string, n int) string {
