@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -104,7 +103,7 @@ func TestPublishAndOriginLimits(t *testing.T) {
 		}
 	}
 	for topic, want := range map[string]int64{"rate": 3, "big": 0, "cors": 0} {
-		if n := h.RDB.XLen(context.Background(), h.StreamKey(topic)).Val(); n != want {
+		if n := h.xlen(t, topic); n != want {
 			t.Errorf("XLEN %s = %d, want %d", topic, n, want)
 		}
 	}

@@ -125,7 +125,7 @@ func quiet(h *edge, token string, topics ...string) func(t *testing.T) {
 	return func(t *testing.T) {
 		t.Helper()
 		for _, topic := range topics {
-			if n := h.RDB.XLen(context.Background(), h.StreamKey(topic)).Val(); n != 0 {
+			if n := h.xlen(t, topic); n != 0 {
 				t.Errorf("XLEN %s = %d, want 0: a refused request published", topic, n)
 			}
 		}
