@@ -16,22 +16,23 @@ type Tally struct {
 	Unknown    int // ids the stream never held
 	Excused    int // skipped right after an event: reset and below its oldest, as the contract allows
 	Resets     int
+	Malformed  int // frames the clients could not read as the contract's (see ClientStats.Malformed)
 }
 
 // Add sums two tallies.
 func (t Tally) Add(o Tally) Tally {
 	return Tally{t.Expected + o.Expected, t.Delivered + o.Delivered, t.Lost + o.Lost, t.Duplicated + o.Duplicated,
-		t.Reordered + o.Reordered, t.Unknown + o.Unknown, t.Excused + o.Excused, t.Resets + o.Resets}
+		t.Reordered + o.Reordered, t.Unknown + o.Unknown, t.Excused + o.Excused, t.Resets + o.Resets, t.Malformed + o.Malformed}
 }
 
-// Clean reports whether nothing was lost, duplicated, reordered or invented.
+// Clean reports whether nothing was lost, duplicated, reordered, invented or malformed.
 func (t Tally) Clean() bool {
-	return t.Lost == 0 && t.Duplicated == 0 && t.Reordered == 0 && t.Unknown == 0
+	return t.Lost == 0 && t.Duplicated == 0 && t.Reordered == 0 && t.Unknown == 0 && t.Malformed == 0
 }
 
 func (t Tally) String() string {
-	return fmt.Sprintf("expected %d, delivered %d, lost %d, duplicated %d, reordered %d, unknown %d, excused by reset %d, resets %d",
-		t.Expected, t.Delivered, t.Lost, t.Duplicated, t.Reordered, t.Unknown, t.Excused, t.Resets)
+	return fmt.Sprintf("expected %d, delivered %d, lost %d, duplicated %d, reordered %d, unknown %d, excused by reset %d, resets %d, malformed frames %d",
+		t.Expected, t.Delivered, t.Lost, t.Duplicated, t.Reordered, t.Unknown, t.Excused, t.Resets, t.Malformed)
 }
 
 // Check compares what a client received on one topic with truth, the topic's events in stream order (XRANGE, or

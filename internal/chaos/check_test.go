@@ -1,8 +1,14 @@
 package chaos
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -71,5 +77,38 @@ func TestReportLeavesUncheckedDeliveryBlank(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("Report.Markdown =\n%s\nwant a line %q", b.String(), want)
 		}
+	}
+}
+
+// The client counts what the hub never sends instead of dropping it, and the fleet's verdict is then not clean.
+func TestClientCountsMalformedFrames(t *testing.T) {
+	body := "retry: 200\n\n" +
+		"id: 1-0\nevent: progress\ndata: {}\n\n" + // good
+		"id: 2-0\ndata: {}\n\n" + // an id without event:
+		"data: {}\n\n" + // data without event:
+		"id: 3-x\nevent: progress\ndata: {}\n\n" + // an id that does not parse
+		"event: reset\ndata: {nope\n\n" + // a reset that is not JSON
+		":heartbeat\n\n" +
+		"event: progress\ndata: {\"ephemeral\":true}\n\n" // no id: ephemeral, fine
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	c := NewClient(ClientConfig{URLs: []string{srv.URL}, Topics: []string{"t"}, MaxConnects: 1})
+	c.Run(context.Background())
+	defer c.Stop()
+	if err := poll(5*time.Second, func() (bool, string) {
+		st := c.Stats()
+		return st.Connects == 1 && !st.Connected, fmt.Sprintf("%+v", st)
+	}); err != nil {
+		t.Fatalf("the stream did not end: %v", err)
+	}
+	if got := c.Stats().Malformed; got != 4 {
+		t.Errorf("Malformed = %d, want 4 (id without event, data without event, bad id, bad reset)", got)
+	}
+	tally, bad := (&Fleet{Clients: []*Client{c}}).Check(map[string][]hub.ID{"t": {{Ms: 1}}}, hub.ID{})
+	if tally.Clean() || tally.Malformed != 4 || len(bad) == 0 {
+		t.Errorf("Fleet.Check = %v, %q; want not clean, with 4 malformed frames named", tally, bad)
 	}
 }

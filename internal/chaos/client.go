@@ -45,6 +45,7 @@ type ClientStats struct {
 	Failures    int           // requests refused or answered with another status
 	Resets      int           // event: reset frames
 	Heartbeats  int           // :heartbeat comments
+	Malformed   int           // frames the hub never sends: an id or data without event:, a bad id, a bad reset
 	MaxSilence  time.Duration // longest time between two lines of one open stream
 	Connected   bool
 	LastAttempt time.Time // when the latest request was sent

@@ -77,6 +77,12 @@ func (f *Fleet) Check(truth map[string][]hub.ID, after hub.ID) (Tally, []string)
 	var total Tally
 	var bad []string
 	for i, c := range f.Clients {
+		if n := c.Stats().Malformed; n > 0 {
+			total.Malformed += n
+			if len(bad) < 5 {
+				bad = append(bad, fmt.Sprintf("client %d: %d malformed frames", i, n))
+			}
+		}
 		for _, t := range c.Topics() {
 			got := c.Received(t)
 			tl := Check(truth[t], after, got)

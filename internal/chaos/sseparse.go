@@ -17,6 +17,7 @@ import (
 type frame struct {
 	id, event []byte
 	hasID     bool
+	hasData   bool // a data: line came, kept in data or not
 	data      []byte
 }
 
@@ -45,7 +46,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, cursor *string, retry
 				*cursor = string(f.id) // as EventSource: the last id field seen becomes the Last-Event-ID
 			}
 			c.dispatch(&f, now)
-			f.event, f.data, f.hasID = f.event[:0], f.data[:0], false
+			f.event, f.data, f.hasID, f.hasData = f.event[:0], f.data[:0], false, false
 		case line[0] == ':':
 			c.count(func(s *ClientStats) { s.Heartbeats++ })
 		default:
@@ -57,6 +58,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, cursor *string, retry
 			case "event":
 				f.event = append(f.event[:0], value...)
 			case "data":
+				f.hasData = true
 				if c.cfg.KeepData || string(f.event) == "reset" {
 					if len(f.data) > 0 {
 						f.data = append(f.data, '\n')
@@ -93,25 +95,21 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	return line, nil
 }
 
+// dispatch records one frame. What the hub never sends (an id or data without event:, an id that does not parse, a
+// reset without a topic) is counted as malformed rather than dropped, so the verdict sees it.
 func (c *Client) dispatch(f *frame, now time.Time) {
 	if string(f.event) == "reset" {
-		var r struct {
-			Topic, Reason string
-			Oldest        *string
-		}
-		_ = json.Unmarshal(f.data, &r)
-		g := Got{Reset: true, Reason: r.Reason, Data: bytes.Clone(f.data)}
-		if r.Oldest != nil {
-			g.ID, _ = hub.ParseID(*r.Oldest)
-		}
-		c.mu.Lock()
-		c.stats.Resets++
-		c.got[r.Topic] = append(c.got[r.Topic], g)
-		c.mu.Unlock()
+		c.reset(f)
 		return
 	}
-	if !f.hasID || len(f.event) == 0 {
-		return // a comment-only frame or an ephemeral event: nothing to verify
+	if len(f.event) == 0 {
+		if f.hasID || f.hasData {
+			c.count(func(s *ClientStats) { s.Malformed++ })
+		}
+		return // otherwise a retry hint or comments only
+	}
+	if !f.hasID {
+		return // an ephemeral event: nothing to verify
 	}
 	topic, idText := c.cfg.Topics[0], f.id
 	if t, rest, ok := bytes.Cut(f.id, []byte("=")); ok { // a multi-topic cursor starts with the event's own position
@@ -120,6 +118,7 @@ func (c *Client) dispatch(f *frame, now time.Time) {
 	}
 	id, err := hub.ParseID(string(idText))
 	if err != nil {
+		c.count(func(s *ClientStats) { s.Malformed++ })
 		return
 	}
 	g := Got{ID: id}
@@ -135,4 +134,25 @@ func (c *Client) dispatch(f *frame, now time.Time) {
 		c.lat = append(c.lat, uint16(min(max(now.UnixMilli()-int64(id.Ms), 0), 65535)))
 	}
 	c.mu.Unlock()
+}
+
+// reset records an event: reset under its topic, with the oldest id it names.
+func (c *Client) reset(f *frame) {
+	var r struct {
+		Topic, Reason string
+		Oldest        *string
+	}
+	err := json.Unmarshal(f.data, &r)
+	g := Got{Reset: true, Reason: r.Reason, Data: bytes.Clone(f.data)}
+	if err == nil && r.Oldest != nil {
+		g.ID, err = hub.ParseID(*r.Oldest)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stats.Resets++
+	if err != nil || r.Topic == "" {
+		c.stats.Malformed++
+		return
+	}
+	c.got[r.Topic] = append(c.got[r.Topic], g)
 }
