@@ -161,11 +161,20 @@ func (c *Client) NextEvent(within time.Duration) Frame {
 	c.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		f := c.Next(time.Until(deadline))
-		if f.Comment == "" && f.Event != "" {
+		if f := c.Next(time.Until(deadline)); c.isEvent(f) {
 			return f
 		}
 	}
+}
+
+// isEvent reports whether f is an event, as opposed to a comment or a retry hint. A frame with an id or data but
+// no event: is none of these (the hub names every event's type), so it fails the test rather than being skipped.
+func (c *Client) isEvent(f Frame) bool {
+	c.t.Helper()
+	if f.Event == "" && f.Comment == "" && (f.HasID || f.Data != "") {
+		c.t.Fatalf("frame without event: %+v", f)
+	}
+	return f.Event != ""
 }
 
 // Events collects n events (skipping comments), failing after within.
@@ -179,7 +188,7 @@ func (c *Client) Events(n int, within time.Duration) []Frame {
 			if !ok {
 				c.t.Fatalf("stream ended after %d of %d events", len(out), n)
 			}
-			if f.Comment == "" && f.Event != "" {
+			if c.isEvent(f) {
 				out = append(out, f)
 			}
 		case <-time.After(time.Until(deadline)):
