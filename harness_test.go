@@ -169,17 +169,6 @@ func (h *testHub) publish(topic, typ, data string) string {
 // StreamKey is the Redis key of topic's history.
 func (h *testHub) StreamKey(topic string) string { return pubsub.Keys{Prefix: h.Prefix}.Stream(topic) }
 
-// xlen returns the length of topic's stream, failing the test when Redis does not answer (0 for an error would
-// pass every "nothing was published" check).
-func (h *testHub) xlen(t testing.TB, topic string) int64 {
-	t.Helper()
-	n, err := h.RDB.XLen(context.Background(), h.StreamKey(topic)).Result()
-	if err != nil {
-		t.Fatalf("XLEN %s: %v", h.StreamKey(topic), err)
-	}
-	return n
-}
-
 // syncBuffer is a bytes.Buffer safe for the writer goroutine and a polling reader.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -31,7 +32,7 @@ func TestREADMERedisCliExamplePublishes(t *testing.T) {
 	}
 	rs := redistest.StartReal(t, redistest.Options{})
 	h := startHub(t, rs)
-	c := openSSE(t, h.URL, topicQuery("project.42"), "0-0")
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0")
 
 	dir, bin := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "publish.lua"), []byte(pubsub.PublishScript), 0o644); err != nil {
@@ -51,12 +52,12 @@ func TestREADMERedisCliExamplePublishes(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`^\d+-\d+$`).MatchString(id) {
 		t.Fatalf("the README's redis-cli command = %v, output %q; want an event id\n%s", err, out, m[1])
 	}
-	want := frame{ID: id, Event: "progress", Data: `{"workflow":"wf-7","progress":0.2}`, HasID: true}
-	if got := c.nextEvent(5 * time.Second); got != want {
+	want := ssetest.Frame{ID: id, Event: "progress", Data: `{"workflow":"wf-7","progress":0.2}`, HasID: true}
+	if got := c.NextEvent(5 * time.Second); got != want {
 		t.Errorf("after the README's redis-cli command the live stream sent %+v, want %+v", got, want)
 	}
-	replay := openSSE(t, h.URL, topicQuery("project.42"), "0-0") // from the stream this time: it was stored too
-	if got := replay.nextEvent(5 * time.Second); got != want {
+	replay := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0") // from the stream this time: it was stored too
+	if got := replay.NextEvent(5 * time.Second); got != want {
 		t.Errorf("a client replaying from 0-0 after the README's redis-cli command got %+v, want %+v", got, want)
 	}
 }

@@ -84,6 +84,17 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 // StreamKey is the Redis key of topic's history.
 func (e *edge) StreamKey(topic string) string { return pubsub.Keys{Prefix: e.Prefix}.Stream(topic) }
 
+// xlen returns the length of topic's stream, failing the test when Redis does not answer (0 for an error would
+// pass every "nothing was published" check).
+func (e *edge) xlen(t testing.TB, topic string) int64 {
+	t.Helper()
+	n, err := e.RDB.XLen(context.Background(), e.StreamKey(topic)).Result()
+	if err != nil {
+		t.Fatalf("XLEN %s: %v", e.StreamKey(topic), err)
+	}
+	return n
+}
+
 // publish publishes through the Go Publisher and returns the id.
 func (e *edge) publish(t testing.TB, topic, typ, data string) string {
 	t.Helper()
