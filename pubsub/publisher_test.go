@@ -74,7 +74,8 @@ func TestPublishScriptWritesStreamChannelAndState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantState := map[string]string{"_cursor": ids[4], "wf:wf-1": envs[ids[4]], "lock:deploy": envs[ids[1]]}
+		wantState := map[string]string{"_cursor": ids[4], "wf:wf-1": envs[ids[4]], "lock:deploy": envs[ids[1]],
+			"wfstart:wf-1": ids[0]}
 		if fmt.Sprint(state) != fmt.Sprint(wantState) {
 			t.Errorf("state hash = %v, want %v", state, wantState)
 		}

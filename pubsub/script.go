@@ -20,8 +20,11 @@ import (
 //
 // It returns the new entry's id. The envelope's prev is the id of the entry before it, so a reader that sees a prev
 // other than the last id it knows has missed something and reads the gap back from the stream.
-// The state hash keeps the latest envelope per workflow ("wf:<id>") and per lock ("lock:<key>") and, in "_cursor",
-// the id of the event it reflects, so a snapshot and its cursor are always consistent.
+// The state hash keeps the latest envelope per workflow ("wf:<id>", not counting the hub's health events) and per
+// lock ("lock:<key>") and, in "_cursor", the id of the event it reflects, so a snapshot and its cursor are always
+// consistent. For the hub's verdicts on workflow health it also keeps each workflow's first event id
+// ("wfstart:<id>"), its latest lock event ("wflock:<id>"), the highest fence per lock key ("fence:<key>") and the
+// latest lock event whose fence was lower than that ("fencelow:<key>").
 const PublishScript = `local typ, data = ARGV[2], ARGV[3]
 if #typ == 0 or #typ > 64 or string.find(typ, '[^a-z0-9._-]') then
   return redis.error_reply('ERR invalid event type')
@@ -42,19 +45,32 @@ if ARGV[6] ~= '' then
 end
 local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '","data":' .. data .. '}'
 redis.call('PUBLISH', ARGV[1], env)
-local field
+local fields = {'_cursor', id}
 if type(obj) == 'table' then
   if typ == 'lock' and type(obj.key) == 'string' then
-    field = 'lock:' .. obj.key
-  elseif type(obj.workflow) == 'string' then
-    field = 'wf:' .. obj.workflow
+    table.insert(fields, 'lock:' .. obj.key)
+    table.insert(fields, env)
+    if type(obj.workflow) == 'string' then
+      table.insert(fields, 'wflock:' .. obj.workflow)
+      table.insert(fields, env)
+    end
+    if type(obj.fence) == 'number' then
+      local top = tonumber(redis.call('HGET', KEYS[2], 'fence:' .. obj.key))
+      if top and obj.fence < top then
+        table.insert(fields, 'fencelow:' .. obj.key)
+        table.insert(fields, env)
+      elseif not top or obj.fence > top then
+        table.insert(fields, 'fence:' .. obj.key)
+        table.insert(fields, string.format('%.0f', obj.fence))
+      end
+    end
+  elseif typ ~= 'health' and type(obj.workflow) == 'string' then
+    table.insert(fields, 'wf:' .. obj.workflow)
+    table.insert(fields, env)
+    redis.call('HSETNX', KEYS[2], 'wfstart:' .. obj.workflow, id)
   end
 end
-if field then
-  redis.call('HSET', KEYS[2], field, env, '_cursor', id)
-else
-  redis.call('HSET', KEYS[2], '_cursor', id)
-end
+redis.call('HSET', KEYS[2], unpack(fields))
 return id
 `
 

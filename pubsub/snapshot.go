@@ -25,15 +25,21 @@ func (s *Store) Snapshot(ctx context.Context, topic string) (*Snapshot, error) {
 	}
 	snap := &Snapshot{Topic: topic, Cursor: "0-0", Workflows: map[string]json.RawMessage{}, Locks: map[string]json.RawMessage{}}
 	for k, v := range h {
+		var into map[string]json.RawMessage
+		name, ok := strings.CutPrefix(k, fieldWorkflow)
+		if ok {
+			into = snap.Workflows
+		} else if name, ok = strings.CutPrefix(k, fieldLock); ok {
+			into = snap.Locks
+		}
 		switch {
-		case k == "_cursor":
+		case k == fieldCursor:
 			snap.Cursor = v
+		case into == nil: // the health sweeper's own fields
 		case !json.Valid([]byte(v)):
 			s.drop(topic, k, dropInvalidJSON)
-		case strings.HasPrefix(k, "wf:"):
-			snap.Workflows[k[3:]] = json.RawMessage(v)
-		case strings.HasPrefix(k, "lock:"):
-			snap.Locks[k[5:]] = json.RawMessage(v)
+		default:
+			into[name] = json.RawMessage(v)
 		}
 	}
 	return snap, nil

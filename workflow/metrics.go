@@ -1,0 +1,115 @@
+package workflow
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncverse/hub/auth"
+)
+
+// Metrics are the sweeper's figures. By default they carry no topic or workflow label; topics covered by one of
+// the patterns given to NewMetrics are counted under their own topic label as well.
+type Metrics struct {
+	workflows *prometheus.GaugeVec
+	verdicts  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	sweep     prometheus.Histogram
+	topics    []string
+}
+
+// Statuses counted by hub_workflows.
+var gaugeStatuses = []string{StatusQueued, StatusRunning, Stalled, StatusSucceeded, StatusFailed, StatusCancelled}
+
+// NewMetrics creates the sweeper's metrics and registers them with reg when it is not nil. topicPatterns is
+// workflows.metric_topics.
+func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
+	labels := []string{"status"}
+	if len(topicPatterns) > 0 {
+		labels = append(labels, "topic")
+	}
+	m := &Metrics{
+		topics: topicPatterns,
+		workflows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "hub_workflows",
+			Help: "Workflows the hub knows of, by status (stalled: running or queued and silent past stall_after).",
+		}, labels),
+		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_workflow_verdicts_total",
+			Help: "Verdicts this hub published, by verdict (each occurrence is published by one replica).",
+		}, []string{"verdict"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "hub_workflow_duration_seconds",
+			Help:    "Time from a workflow's first to its final event, by final status (observed by the replica that recorded the end).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}, []string{"status"}),
+		sweep: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "hub_workflow_sweep_duration_seconds",
+			Help:    "Time one sweep of the workflows' health took.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
+		}),
+	}
+	for _, v := range []string{Stalled, Recovered, Duplicate} {
+		m.verdicts.WithLabelValues(v)
+	}
+	for _, s := range []string{StatusSucceeded, StatusFailed, StatusCancelled} {
+		m.duration.WithLabelValues(s)
+	}
+	if len(topicPatterns) == 0 {
+		for _, s := range gaugeStatuses {
+			m.workflows.WithLabelValues(s)
+		}
+	}
+	if reg != nil {
+		reg.MustRegister(m.workflows, m.verdicts, m.duration, m.sweep)
+	}
+	return m
+}
+
+// count sets hub_workflows from the states of one sweep.
+func (m *Metrics) count(states []*TopicState, now time.Time, stallAfter func(string) time.Duration) {
+	type key struct{ status, topic string }
+	counts := map[key]float64{}
+	for _, s := range gaugeStatuses {
+		counts[key{s, ""}] = 0
+	}
+	for _, st := range states {
+		topic := ""
+		if m.labelled(st.Topic) {
+			topic = st.Topic
+		}
+		after := stallAfter(st.Topic)
+		for _, w := range st.Workflows {
+			status := w.Status
+			if w.Active() {
+				kind, basis := splitMark(w.Marks[MarkHealth].Value)
+				if (kind == Stalled && basis == w.EventID.String()) || now.Sub(idTime(w.EventID)) >= max(after, w.ETA) {
+					status = Stalled
+				}
+			}
+			switch status {
+			case StatusQueued, StatusRunning, Stalled, StatusSucceeded, StatusFailed, StatusCancelled:
+				counts[key{status, topic}]++
+			}
+		}
+	}
+	if len(m.topics) > 0 {
+		m.workflows.Reset()
+	}
+	for k, n := range counts {
+		if len(m.topics) > 0 {
+			m.workflows.WithLabelValues(k.status, k.topic).Set(n)
+		} else {
+			m.workflows.WithLabelValues(k.status).Set(n)
+		}
+	}
+}
+
+func (m *Metrics) labelled(topic string) bool {
+	for _, p := range m.topics {
+		if auth.Match(p, topic) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,313 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/auth"
+)
+
+// Defaults of Config.
+const (
+	DefaultStallAfter = 60 * time.Second
+	DefaultSweep      = time.Second
+	DefaultRescan     = 10 * time.Second
+)
+
+// Source is what the Sweeper needs from the event store. Its methods are safe for concurrent use.
+type Source interface {
+	// Topics calls fn with every topic that has a state.
+	Topics(ctx context.Context, fn func(topic string)) error
+	// Cursors returns the state cursor of each topic, "" for a topic whose state is gone.
+	Cursors(ctx context.Context, topics []string) ([]string, error)
+	// State reads one topic's state.
+	State(ctx context.Context, topic string) (*TopicState, error)
+	// Commit records c in one atomic step unless its mark holds c.Value already or c.Expect is no longer the
+	// workflow's latest event; committed says whether this call recorded it. With c.Event the health event is
+	// published in the same step.
+	Commit(ctx context.Context, c Commit) (committed bool, err error)
+	// MarkQueued records that the notification of a mark's value is queued, if the mark still holds value.
+	MarkQueued(ctx context.Context, topic, workflow, mark, value string) error
+}
+
+// Notifier queues a notification durably. Queuing one ID twice sends it once.
+type Notifier interface {
+	Notify(ctx context.Context, n Notification) error
+}
+
+// Rule overrides stall_after for the topics a pattern covers (an exact topic, or a prefix ending in *).
+type Rule struct {
+	Topics     string        `yaml:"topics"`
+	StallAfter time.Duration `yaml:"stall_after"`
+}
+
+// Config tunes a Sweeper. Zero values mean the documented defaults.
+type Config struct {
+	StallAfter time.Duration // workflows.stall_after
+	Rules      []Rule        // workflows.rules: the first that covers a topic wins
+	Sweep      time.Duration // how often workflows are judged
+	// Rescan is how often every topic's state is looked for; between rescans only topics with workflows under way
+	// are read. It is at most half the shortest stall_after.
+	Rescan  time.Duration
+	Metrics *Metrics
+	Log     zerolog.Logger
+	Now     func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	c.StallAfter = cmpOr(c.StallAfter, DefaultStallAfter)
+	c.Sweep = cmpOr(c.Sweep, DefaultSweep)
+	c.Rescan = cmpOr(c.Rescan, DefaultRescan)
+	shortest := c.StallAfter
+	for _, r := range c.Rules {
+		shortest = min(shortest, r.StallAfter)
+	}
+	c.Rescan = max(min(c.Rescan, shortest/2), c.Sweep)
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil, nil)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Validate reports a rule that covers nothing or allows no silence.
+func (r Rule) Validate() error {
+	if err := auth.ValidatePattern(r.Topics); err != nil {
+		return err
+	}
+	if r.StallAfter <= 0 {
+		return errors.New("stall_after must be positive")
+	}
+	return nil
+}
+
+// Sweeper judges every workflow's health at each sweep.
+type Sweeper struct {
+	cfg    Config
+	src    Source
+	notify Notifier
+
+	topics   map[string]*TopicState // the states read so far, by topic
+	lastScan time.Time
+	failing  bool
+}
+
+// New returns a Sweeper reading src and telling notify.
+func New(src Source, notify Notifier, cfg Config) *Sweeper {
+	return &Sweeper{cfg: cfg.withDefaults(), src: src, notify: notify, topics: map[string]*TopicState{}}
+}
+
+// Run sweeps until ctx ends, then returns nil.
+func (s *Sweeper) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Sweep)
+	defer t.Stop()
+	for {
+		s.report(s.Sweep(ctx))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Sweeper) report(err error) {
+	switch {
+	case err != nil && !s.failing && !errors.Is(err, context.Canceled):
+		s.failing = true
+		s.cfg.Log.Error().Err(err).Msg("workflow sweep failed; verdicts wait until the store answers")
+	case err == nil && s.failing:
+		s.failing = false
+		s.cfg.Log.Info().Msg("workflow sweep recovered")
+	}
+}
+
+// Sweep reads what changed and commits every verdict due now. Only Run's goroutine (or a test) calls it.
+func (s *Sweeper) Sweep(ctx context.Context) error {
+	start := s.cfg.Now()
+	defer func() { s.cfg.Metrics.sweep.Observe(time.Since(start).Seconds()) }()
+	if err := s.refresh(ctx, start); err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	var acts []action
+	states := make([]*TopicState, 0, len(s.topics))
+	for topic, st := range s.topics {
+		states = append(states, st)
+		after := s.stallAfter(topic)
+		for _, w := range st.Workflows {
+			acts = append(acts, decide(now, topic, w, after)...)
+			acts = append(acts, requeues(topic, w)...)
+		}
+	}
+	acts = append(acts, duplicates(states)...)
+	var firstErr error
+	for _, a := range acts {
+		if err := s.apply(ctx, now, a); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	s.cfg.Metrics.count(states, now, s.stallAfter)
+	return firstErr
+}
+
+// refresh reads the states that changed: every topic's at a rescan, otherwise those with workflows under way.
+func (s *Sweeper) refresh(ctx context.Context, now time.Time) error {
+	if now.Sub(s.lastScan) >= s.cfg.Rescan {
+		seen := map[string]bool{}
+		if err := s.src.Topics(ctx, func(t string) { seen[t] = true }); err != nil {
+			return err
+		}
+		for t := range s.topics {
+			if !seen[t] {
+				delete(s.topics, t)
+			}
+		}
+		for t := range seen {
+			if s.topics[t] == nil {
+				s.topics[t] = &TopicState{Topic: t}
+			}
+		}
+		s.lastScan = now
+		return s.reread(ctx, keys(s.topics))
+	}
+	var busy []string
+	for t, st := range s.topics {
+		if st.underWay() {
+			busy = append(busy, t)
+		}
+	}
+	return s.reread(ctx, busy)
+}
+
+func keys(m map[string]*TopicState) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// reread reads again the states of topics whose cursor moved.
+func (s *Sweeper) reread(ctx context.Context, topics []string) error {
+	if len(topics) == 0 {
+		return nil
+	}
+	cursors, err := s.src.Cursors(ctx, topics)
+	if err != nil {
+		return err
+	}
+	for i, t := range topics {
+		old := s.topics[t]
+		switch {
+		case cursors[i] == "":
+			delete(s.topics, t)
+		case old == nil || old.Cursor != cursors[i] || old.dirty():
+			st, err := s.src.State(ctx, t)
+			if err != nil {
+				return err
+			}
+			s.topics[t] = st
+		}
+	}
+	return nil
+}
+
+// underWay reports whether a topic has a workflow that may still call for a verdict without a new event.
+func (st *TopicState) underWay() bool {
+	if st.Workflows == nil || len(st.FenceLow) > 0 {
+		return true
+	}
+	for _, w := range st.Workflows {
+		if w.Active() || w.stale {
+			return true
+		}
+		for _, m := range w.Marks {
+			if !m.Queued {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dirty reports whether the state was changed by a commit of this sweeper since it was read.
+func (st *TopicState) dirty() bool {
+	for _, w := range st.Workflows {
+		if w.stale {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Sweeper) stallAfter(topic string) time.Duration {
+	for _, r := range s.cfg.Rules {
+		if auth.Match(r.Topics, topic) {
+			return r.StallAfter
+		}
+	}
+	return s.cfg.StallAfter
+}
+
+// apply commits one action and queues its notification. A commit another replica made first is not an error: it
+// queues the notification too, so a replica that stopped between the two steps is made good.
+func (s *Sweeper) apply(ctx context.Context, now time.Time, a action) error {
+	c := a.commit
+	if !a.requeue {
+		committed, err := s.src.Commit(ctx, c)
+		if err != nil {
+			return err
+		}
+		a.wf.stale = true
+		if !committed {
+			return nil
+		}
+		s.committed(now, a)
+	}
+	if a.notify == "" {
+		return s.src.MarkQueued(ctx, c.Topic, c.Workflow, c.Mark, c.Value)
+	}
+	n := Notification{
+		ID: notificationID(c.Topic, c.Workflow, c.Mark, c.Value), Kind: a.notify, Topic: c.Topic,
+		Workflow: c.Workflow, At: now.UTC(), Data: a.wf.Data,
+	}
+	if !a.about.IsZero() {
+		n.EventID = a.about.String()
+	}
+	if n.Data == nil {
+		n.Data = json.RawMessage("null")
+	}
+	if err := s.notify.Notify(ctx, n); err != nil {
+		return err
+	}
+	a.wf.stale = true
+	return s.src.MarkQueued(ctx, c.Topic, c.Workflow, c.Mark, c.Value)
+}
+
+func (s *Sweeper) committed(now time.Time, a action) {
+	if a.verdict != "" {
+		s.cfg.Metrics.verdicts.WithLabelValues(a.verdict).Inc()
+		s.cfg.Log.Info().Str("topic", a.commit.Topic).Str("workflow", a.commit.Workflow).
+			Str("verdict", a.verdict).Str("basis", a.commit.Value).Msg("workflow verdict")
+	}
+	if a.commit.Mark == MarkFinal && !a.wf.Start.IsZero() {
+		d := idTime(a.wf.EventID).Sub(idTime(a.wf.Start))
+		s.cfg.Metrics.duration.WithLabelValues(a.wf.Status).Observe(max(d, 0).Seconds())
+	}
+}
+
+
