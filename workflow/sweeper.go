@@ -309,5 +309,3 @@ func (s *Sweeper) committed(now time.Time, a action) {
 		s.cfg.Metrics.duration.WithLabelValues(a.wf.Status).Observe(max(d, 0).Seconds())
 	}
 }
-
-

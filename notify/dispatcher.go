@@ -1,0 +1,242 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/workflow"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout    = 10 * time.Second
+	DefaultRetryFor   = 24 * time.Hour
+	DefaultBackoffMin = time.Second
+	DefaultBackoffMax = 10 * time.Minute
+	DefaultClaimAfter = time.Minute
+)
+
+// Config tunes a Dispatcher. Zero values mean the documented defaults.
+type Config struct {
+	Webhooks   []Webhook
+	Timeout    time.Duration // one request's time limit (notify.timeout)
+	RetryFor   time.Duration // how long a failing delivery is retried before it is dead (notify.retry_for)
+	BackoffMin time.Duration // the first retry's delay; each next one doubles, with jitter
+	BackoffMax time.Duration // the longest delay between tries (notify.backoff_max)
+	// ClaimAfter is how long a delivery another replica took may go unanswered before this one takes it over
+	// (notify.claim_after); it is longer than Timeout.
+	ClaimAfter time.Duration
+	Consumer   string // this replica's name in the outbox's consumer group
+	Metrics    *Metrics
+	Log        zerolog.Logger
+	Now        func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Timeout, DefaultTimeout)
+	def(&c.RetryFor, DefaultRetryFor)
+	def(&c.BackoffMin, DefaultBackoffMin)
+	def(&c.BackoffMax, DefaultBackoffMax)
+	def(&c.ClaimAfter, DefaultClaimAfter)
+	c.ClaimAfter = max(c.ClaimAfter, 2*c.Timeout)
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Dispatcher queues notifications for the webhooks that want them and sends what the outbox holds. It implements
+// workflow.Notifier.
+type Dispatcher struct {
+	cfg    Config
+	out    Outbox
+	hooks  map[string]Webhook // by Name
+	client *http.Client
+}
+
+var _ workflow.Notifier = (*Dispatcher)(nil)
+
+// New returns a Dispatcher on out. The webhooks must be valid (Webhook.Validate).
+func New(out Outbox, cfg Config) *Dispatcher {
+	cfg = cfg.withDefaults()
+	d := &Dispatcher{cfg: cfg, out: out, hooks: map[string]Webhook{}}
+	for _, w := range cfg.Webhooks {
+		d.hooks[w.Name()] = w
+	}
+	d.client = &http.Client{Timeout: cfg.Timeout, CheckRedirect: sameHostRedirect}
+	return d
+}
+
+// sameHostRedirect follows at most three redirects that keep the method and body (307, 308) to the same host;
+// any other redirect is answered as it came, and counts as a refusal.
+func sameHostRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 || req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme ||
+		req.Method != http.MethodPost {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// Notify queues n once for every webhook that wants it.
+func (d *Dispatcher) Notify(ctx context.Context, n workflow.Notification) error {
+	var ds []Delivery
+	for name, w := range d.hooks {
+		if w.wants(n) {
+			ds = append(ds, Delivery{ID: n.ID + "-" + name, Webhook: name, Notification: n, First: d.cfg.Now().UTC()})
+		}
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	return d.out.Add(ctx, ds)
+}
+
+// Run sends deliveries until ctx ends, then returns nil.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if len(d.hooks) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	failing := false
+	lastCount := time.Time{}
+	for ctx.Err() == nil {
+		err := d.turn(ctx)
+		if now := d.cfg.Now(); err == nil && now.Sub(lastCount) >= 5*time.Second {
+			lastCount = now
+			if n, err := d.out.Pending(ctx); err == nil {
+				d.cfg.Metrics.pending.Set(float64(n))
+			}
+		}
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				d.cfg.Log.Error().Err(err).Msg("webhook outbox unavailable; deliveries wait for it")
+			}
+			failing = true
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		case err == nil && failing:
+			failing = false
+			d.cfg.Log.Info().Msg("webhook outbox available again")
+		}
+	}
+	return nil
+}
+
+// turn moves due retries into the queue, then claims and sends a batch.
+func (d *Dispatcher) turn(ctx context.Context) error {
+	if err := d.out.Due(ctx, d.cfg.Now()); err != nil {
+		return err
+	}
+	cs, err := d.out.Claim(ctx, d.cfg.Consumer, 16, d.cfg.ClaimAfter, min(time.Second, d.cfg.BackoffMin))
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if err := d.deliver(ctx, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver makes one try and records its outcome in the outbox.
+func (d *Dispatcher) deliver(ctx context.Context, c Claimed) error {
+	w, ok := d.hooks[c.Webhook]
+	if !ok {
+		d.cfg.Metrics.outcome(outcomeDead)
+		return d.out.Dead(ctx, c, "the webhook is no longer configured")
+	}
+	c.Attempt++
+	status, err := d.send(ctx, w, c.Delivery)
+	log := d.cfg.Log.With().Str("delivery", c.ID).Str("kind", c.Notification.Kind).
+		Str("topic", c.Notification.Topic).Int("attempt", c.Attempt).Logger()
+	switch {
+	case err == nil && status >= 200 && status < 300:
+		d.cfg.Metrics.outcome(outcomeDelivered)
+		log.Info().Int("status", status).Msg("webhook delivered")
+		return d.out.Done(ctx, c)
+	case err == nil && !retryable(status):
+		d.cfg.Metrics.outcome(outcomeRefused)
+		log.Warn().Int("status", status).Msg("webhook refused the delivery; not retried")
+		return d.out.Dead(ctx, c, fmt.Sprintf("refused with status %d", status))
+	}
+	reason := fmt.Sprintf("status %d", status)
+	if err != nil {
+		if ctx.Err() != nil { // shutting down: the delivery stays claimed and is taken over or retried
+			return nil
+		}
+		reason = err.Error()
+	}
+	now := d.cfg.Now()
+	if now.Sub(c.First) >= d.cfg.RetryFor {
+		d.cfg.Metrics.outcome(outcomeDead)
+		log.Error().Str("reason", reason).Msg("webhook delivery given up")
+		return d.out.Dead(ctx, c, "gave up after "+d.cfg.RetryFor.String()+": "+reason)
+	}
+	d.cfg.Metrics.outcome(outcomeRetried)
+	wait := d.backoff(c.Attempt)
+	log.Warn().Str("reason", reason).Dur("retry_in_ms", wait).Msg("webhook delivery failed; will retry")
+	return d.out.Later(ctx, c, now.Add(wait))
+}
+
+// retryable reports whether a receiver's status asks for another try: 408, 429 and 5xx.
+func retryable(status int) bool {
+	return status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500
+}
+
+// backoff is the delay before try attempt+1: doubling from BackoffMin up to BackoffMax, with jitter in its upper
+// half so that deliveries failed together do not come back together.
+func (d *Dispatcher) backoff(attempt int) time.Duration {
+	wait := d.cfg.BackoffMin
+	for i := 1; i < attempt && wait < d.cfg.BackoffMax; i++ {
+		wait *= 2
+	}
+	wait = min(wait, d.cfg.BackoffMax)
+	return wait/2 + rand.N(wait/2+1)
+}
+
+// send POSTs the delivery and returns the receiver's status.
+func (d *Dispatcher) send(ctx context.Context, w Webhook, dv Delivery) (int, error) {
+	body, err := w.body(dv.Notification)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "syncverse-hub")
+	req.Header.Set("X-Hub-Delivery", dv.ID)
+	if sig := w.sign(body); sig != "" {
+		req.Header.Set("X-Hub-Signature-256", sig)
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		var uerr interface{ Unwrap() error }
+		if errors.As(err, &uerr) {
+			err = uerr.Unwrap() // the URL may carry a token: say what failed, not where
+		}
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, nil
+}
