@@ -110,7 +110,7 @@ func (w Webhook) sign(body []byte) string {
 func slackText(n workflow.Notification) string {
 	var d struct {
 		Title, Step, Message string
-		Progress            *float64
+		Progress             *float64
 	}
 	_ = json.Unmarshal(n.Data, &d) // data of another shape says nothing more
 	icon := map[string]string{workflow.Failed: ":x:", workflow.Stalled: ":hourglass:",

@@ -18,7 +18,7 @@ import (
 
 // rig is one Redis, a publisher for agents, and a clock the test moves.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	rdb    *redis.Client
 	prefix string
 	pub    *pubsub.Publisher
@@ -27,7 +27,7 @@ type rig struct {
 	told   []workflow.Notification
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	rs := redistest.Start(t)
 	p := redistest.Prefix(t)
 	r := &rig{t: t, rdb: rs.Client(), prefix: p, now: time.Now()}
