@@ -302,3 +302,35 @@ func TestFenceGoingBackIsADuplicate(t *testing.T) {
 		t.Fatalf("health = %+v, want one duplicate on B for k", got)
 	}
 }
+
+// failingNotifier refuses every notification, as an outbox that is unreachable would.
+type failingNotifier struct{}
+
+func (failingNotifier) Notify(context.Context, workflow.Notification) error {
+	return context.DeadlineExceeded
+}
+
+// A replica that committed a verdict but could not queue its notification leaves it to the next sweep, of any
+// replica: the on-call is told once all the same.
+func TestCommittedVerdictIsNotifiedAfterAFailedQueue(t *testing.T) {
+	r := newRig(t)
+	cfg := workflow.Config{StallAfter: 10 * time.Second, Now: r.clock}
+	broken := workflow.New(pubsub.NewWorkflows(r.pub), failingNotifier{}, cfg)
+	r.publish("deploy.2", "progress", `{"workflow":"wf-3","status":"running"}`)
+	r.advance(11 * time.Second)
+	if err := broken.Sweep(context.Background()); err == nil {
+		t.Fatalf("Sweep with a failing notifier = nil, want its error")
+	}
+	if got := verdicts(r.health("deploy.2")); !equal(got, []string{"stalled:wf-3"}) {
+		t.Fatalf("health = %v, want the stall committed", got)
+	}
+	healthy := r.sweeper(nil, workflow.Config{StallAfter: 10 * time.Second})
+	r.sweep(healthy)
+	r.sweep(healthy)
+	if got := r.kinds(); !equal(got, []string{"stalled:wf-3"}) {
+		t.Fatalf("notifications = %v, want the stall told once by the healthy replica", got)
+	}
+	if got := r.health("deploy.2"); len(got) != 1 {
+		t.Errorf("health = %v, want still one verdict", verdicts(got))
+	}
+}
