@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -21,8 +22,10 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/server"
+	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
+	"github.com/syncverse/hub/workflow"
 )
 
 // serve runs the hub until ctx ends, then drains it: streams end first (so clients reconnect elsewhere), then the
@@ -75,6 +78,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if *demoOn {
 		g.Go(func() error { demo.Run(bg, p.pub, rdb, p.reg, log); return nil })
 	}
+	sweeper, dispatcher := watchWorkflows(cfg, rdb, p.pub, p.reg, log)
+	g.Go(func() error { return sweeper.Run(bg) })
+	g.Go(func() error { return dispatcher.Run(bg) })
 	g.Go(func() error {
 		select {
 		case <-ctx.Done():
@@ -203,4 +209,21 @@ func newLogger(cfg config.LogConfig, w io.Writer) zerolog.Logger {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
 	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+// watchWorkflows builds the hub's judge of workflow health and the webhook dispatcher that tells the on-call.
+func watchWorkflows(cfg config.Config, rdb redis.UniversalClient, pub *pubsub.Publisher, reg prometheus.Registerer,
+	log zerolog.Logger) (*workflow.Sweeper, *notify.Dispatcher) {
+	host, _ := os.Hostname()
+	dispatcher := notify.New(pubsub.NewOutbox(rdb, cfg.Redis.Prefix), notify.Config{
+		Webhooks: cfg.Notify.All(), Timeout: cfg.Notify.Timeout, RetryFor: cfg.Notify.RetryFor,
+		BackoffMax: cfg.Notify.BackoffMax, ClaimAfter: cfg.Notify.ClaimAfter,
+		Consumer: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()), Metrics: notify.NewMetrics(reg),
+		Log: log.With().Str("component", "notify").Logger(),
+	})
+	sweeper := workflow.New(pubsub.NewWorkflows(pub), dispatcher, workflow.Config{
+		StallAfter: cfg.Workflows.StallAfter, Rules: cfg.Workflows.Rules, Sweep: cfg.Workflows.Sweep,
+		Metrics: workflow.NewMetrics(reg, cfg.Workflows.MetricTopics), Log: log.With().Str("component", "workflows").Logger(),
+	})
+	return sweeper, dispatcher
 }

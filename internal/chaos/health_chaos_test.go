@@ -160,6 +160,7 @@ func TestWorkflowVerdictsOnceAcrossTwoHubs(t *testing.T) {
 	if err := poll(5*time.Second, func() (bool, string) { return rc.count(workflow.Recovered, "s") > 0, "no recovered POST" }); err != nil {
 		t.Fatal(err)
 	}
+	r.agent("hv.deploy", "progress", `{"workflow":"s","status":"succeeded"}`)
 
 	r.agent("hv.ci", "progress", `{"workflow":"f","status":"running"}`)
 	r.agent("hv.ci", "progress", `{"workflow":"f","status":"failed","message":"exit 2"}`)
@@ -172,7 +173,9 @@ func TestWorkflowVerdictsOnceAcrossTwoHubs(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// Keep A and B talking so they do not stall; then restart both hubs while x is stalled.
+	// A and B end before they could stall; then both hubs restart while x is stalled.
+	r.agent("hv.saga", "progress", `{"workflow":"A","status":"succeeded"}`)
+	r.agent("hv.saga", "progress", `{"workflow":"B","status":"succeeded"}`)
 	r.agent("hv.deploy", "progress", `{"workflow":"x","status":"running"}`)
 	if err := poll(stallAfter+2*time.Second, func() (bool, string) { return rc.count(workflow.Stalled, "x") > 0, "no stalled POST for x" }); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +19,12 @@ import (
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
+	"github.com/syncverse/hub/workflow"
 )
 
 // ErrUsage marks a command line that could not be parsed; the flag package has printed the usage already.
@@ -71,7 +75,37 @@ type Config struct {
 	Metrics         MetricsConfig `yaml:"metrics"`
 	TLS             TLSConfig     `yaml:"tls"`
 	// H2C serves HTTP/2 without TLS (prior knowledge), for a proxy in front that speaks it to its upstreams.
-	H2C bool `yaml:"h2c"`
+	H2C       bool            `yaml:"h2c"`
+	Workflows WorkflowsConfig `yaml:"workflows"`
+	Notify    NotifyConfig    `yaml:"notify"`
+}
+
+// WorkflowsConfig tunes the hub's verdicts on workflow health; see README.md, "Workflow health".
+type WorkflowsConfig struct {
+	StallAfter time.Duration   `yaml:"stall_after"`
+	Rules      []workflow.Rule `yaml:"rules"`
+	Sweep      time.Duration   `yaml:"sweep"`
+	// MetricTopics lists topic patterns whose workflows are also counted under a topic label.
+	MetricTopics []string `yaml:"metric_topics"`
+}
+
+// NotifyConfig names the webhooks the on-call is told through, and how deliveries are retried.
+type NotifyConfig struct {
+	Webhooks []notify.Webhook `yaml:"webhooks"`
+	// Webhook is one more, mostly for HUB_NOTIFY_WEBHOOK_URL, _SECRET and _FORMAT.
+	Webhook    notify.Webhook `yaml:"webhook"`
+	Timeout    time.Duration  `yaml:"timeout"`
+	RetryFor   time.Duration  `yaml:"retry_for"`
+	BackoffMax time.Duration  `yaml:"backoff_max"`
+	ClaimAfter time.Duration  `yaml:"claim_after"`
+}
+
+// All returns every configured webhook.
+func (n NotifyConfig) All() []notify.Webhook {
+	if n.Webhook.URL == "" {
+		return n.Webhooks
+	}
+	return append(slices.Clone(n.Webhooks), n.Webhook)
 }
 
 type RedisConfig struct {
@@ -164,6 +198,11 @@ func Default() Config {
 		Log:  LogConfig{Level: "info", Format: "json"},
 		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second},
 		CORS: CORSConfig{AllowedOrigins: []string{}},
+		Workflows: WorkflowsConfig{StallAfter: workflow.DefaultStallAfter, Sweep: workflow.DefaultSweep,
+			Rules: []workflow.Rule{}, MetricTopics: []string{}},
+		Notify: NotifyConfig{Webhooks: []notify.Webhook{}, Webhook: notify.Webhook{Kinds: []string{}, Topics: []string{}},
+			Timeout:  notify.DefaultTimeout,
+			RetryFor: notify.DefaultRetryFor, BackoffMax: notify.DefaultBackoffMax, ClaimAfter: notify.DefaultClaimAfter},
 	}
 }
 
@@ -299,6 +338,54 @@ func (c *Config) Validate() error {
 	check(c.Metrics.Listen == "" || c.Metrics.Listen != c.Listen, "metrics.listen: must differ from listen")
 	check((c.TLS.CertFile == "") == (c.TLS.KeyFile == ""), "tls.cert_file, tls.key_file: set both or neither")
 	check(!c.H2C || c.TLS.CertFile == "", "h2c: only without tls (over TLS, HTTP/2 is negotiated by itself)")
+	errs = append(errs, c.Workflows.validate(), c.Notify.validate())
+	return errors.Join(errs...)
+}
+
+func (w WorkflowsConfig) validate() error {
+	var errs []error
+	if w.StallAfter <= 0 {
+		errs = append(errs, errors.New("workflows.stall_after: must be positive"))
+	}
+	if w.Sweep <= 0 || w.Sweep > w.StallAfter {
+		errs = append(errs, fmt.Errorf("workflows.sweep: %v must be positive and at most workflows.stall_after", w.Sweep))
+	}
+	for i, r := range w.Rules {
+		if err := r.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("workflows.rules[%d]: %w", i, err))
+		}
+	}
+	for i, p := range w.MetricTopics {
+		if err := auth.ValidatePattern(p); err != nil {
+			errs = append(errs, fmt.Errorf("workflows.metric_topics[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (n NotifyConfig) validate() error {
+	var errs []error
+	for i, w := range n.Webhooks {
+		if err := w.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("notify.webhooks[%d]: %w", i, err))
+		}
+	}
+	if w := n.Webhook; w.URL != "" || w.Secret != "" || w.Format != "" || len(w.Kinds) > 0 || len(w.Topics) > 0 {
+		if err := n.Webhook.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("notify.webhook (HUB_NOTIFY_WEBHOOK_URL): %w", err))
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", n.Timeout}, {"retry_for", n.RetryFor}, {"backoff_max", n.BackoffMax}, {"claim_after", n.ClaimAfter}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("notify.%s: must be positive", d.name))
+		}
+	}
+	if n.ClaimAfter > 0 && n.ClaimAfter < 2*n.Timeout {
+		errs = append(errs, fmt.Errorf("notify.claim_after: %v must be at least twice notify.timeout (%v), or a slow receiver gets a delivery twice", n.ClaimAfter, n.Timeout))
+	}
 	return errors.Join(errs...)
 }
 
