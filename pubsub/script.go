@@ -22,7 +22,7 @@ import (
 // other than the last id it knows has missed something and reads the gap back from the stream.
 // The state hash keeps the latest envelope per workflow ("wf:<id>", not counting the hub's health events) and per
 // lock ("lock:<key>") and, in "_cursor", the id of the event it reflects, so a snapshot and its cursor are always
-// consistent. For the hub's verdicts on workflow health it also keeps each workflow's first event id
+// consistent; the latest health event per workflow is in "verdict:<id>". For the hub's verdicts on workflow health it also keeps each workflow's first event id
 // ("wfstart:<id>"), its latest lock event ("wflock:<id>"), the highest fence per lock key ("fence:<key>") and the
 // latest lock event whose fence was lower than that ("fencelow:<key>").
 const PublishScript = `local typ, data = ARGV[2], ARGV[3]
@@ -64,7 +64,10 @@ if type(obj) == 'table' then
         table.insert(fields, string.format('%.0f', obj.fence))
       end
     end
-  elseif typ ~= 'health' and type(obj.workflow) == 'string' then
+  elseif typ == 'health' and type(obj.workflow) == 'string' then
+    table.insert(fields, 'verdict:' .. obj.workflow)
+    table.insert(fields, env)
+  elseif type(obj.workflow) == 'string' then
     table.insert(fields, 'wf:' .. obj.workflow)
     table.insert(fields, env)
     redis.call('HSETNX', KEYS[2], 'wfstart:' .. obj.workflow, id)

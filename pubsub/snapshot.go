@@ -15,6 +15,8 @@ type Snapshot struct {
 	Cursor    string                     `json:"cursor"`
 	Workflows map[string]json.RawMessage `json:"workflows"`
 	Locks     map[string]json.RawMessage `json:"locks"`
+	// Health holds the hub's latest verdict (a health event) per workflow that had one.
+	Health map[string]json.RawMessage `json:"health"`
 }
 
 // Snapshot reads the topic's state hash, which the publish script keeps in step with the stream.
@@ -23,7 +25,8 @@ func (s *Store) Snapshot(ctx context.Context, topic string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot of %s: %w", topic, err)
 	}
-	snap := &Snapshot{Topic: topic, Cursor: "0-0", Workflows: map[string]json.RawMessage{}, Locks: map[string]json.RawMessage{}}
+	snap := &Snapshot{Topic: topic, Cursor: "0-0", Workflows: map[string]json.RawMessage{}, Locks: map[string]json.RawMessage{},
+		Health: map[string]json.RawMessage{}}
 	for k, v := range h {
 		var into map[string]json.RawMessage
 		name, ok := strings.CutPrefix(k, fieldWorkflow)
@@ -31,6 +34,8 @@ func (s *Store) Snapshot(ctx context.Context, topic string) (*Snapshot, error) {
 			into = snap.Workflows
 		} else if name, ok = strings.CutPrefix(k, fieldLock); ok {
 			into = snap.Locks
+		} else if name, ok = strings.CutPrefix(k, fieldVerdict); ok {
+			into = snap.Health
 		}
 		switch {
 		case k == fieldCursor:

@@ -15,7 +15,7 @@ import (
 	"github.com/syncverse/hub/workflow"
 )
 
-// Fields of a topic's state hash. The publish script writes the first five; the verdict script the marks
+// Fields of a topic's state hash. The publish script writes the first six; the verdict script the marks
 // ("<mark>:<workflow>", and "<mark>q:<workflow>" once the mark's notification is queued).
 const (
 	fieldCursor   = "_cursor"
@@ -25,6 +25,7 @@ const (
 	fieldWFLock   = "wflock:"   // latest lock envelope per workflow
 	fieldFence    = "fence:"    // highest fence seen per key
 	fieldFenceLow = "fencelow:" // latest lock envelope per key whose fence was below the highest
+	fieldVerdict  = "verdict:"  // latest health envelope per workflow
 )
 
 // verdictPrelude records a verdict's mark unless it holds the value already, or the workflow moved on past the

@@ -132,9 +132,12 @@ func TestHealthEventLeavesWorkflowStateAlone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var env struct{ ID string }
+		var env struct{ ID, Type string }
 		if err := json.Unmarshal(snap.Workflows["A"], &env); err != nil || env.ID != id {
 			t.Errorf("snapshot's A = %s, want the progress event %s", snap.Workflows["A"], id)
+		}
+		if err := json.Unmarshal(snap.Health["A"], &env); err != nil || env.Type != workflow.EventType {
+			t.Errorf("snapshot's health of A = %s, want the health event", snap.Health["A"])
 		}
 	})
 }

@@ -85,7 +85,8 @@ export class Feed {
     const pos = this.positions.get(topic);
     const cursor = typeof snap.cursor === 'string' && snap.cursor ? snap.cursor : '0-0';
     this.store.clearTopic(topic);
-    const envs = [...Object.values(snap.workflows || {}), ...Object.values(snap.locks || {})]
+    const envs = [...Object.values(snap.workflows || {}), ...Object.values(snap.locks || {}),
+      ...Object.values(snap.health || {})]
       .filter((e) => e && typeof e === 'object')
       .sort((a, b) => cmpId(a.id, b.id));
     for (const env of envs) {

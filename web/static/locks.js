@@ -56,6 +56,16 @@ export class Locks {
     this.dirty = true;
   }
 
+  /** The hub's duplicate verdict: an alarm every console shows the same way, whatever it saw itself. */
+  verdict(topic, d, id, time, wf) {
+    const key = String(d.key ?? '');
+    const lock = this.byKey.get(key) || { key, topic, holder: '', fence: '', alarm: '' };
+    this.raise('duplicate', { ...lock, fence: id || lock.fence }, time,
+      `Hub verdict: duplicate run${key ? ` on ${key}` : ''}${d.detail ? ` (${d.detail})` : ''}`, wf);
+    const held = this.byKey.get(key);
+    if (held) { held.alarm = 'duplicate'; this.dirty = true; }
+  }
+
   raise(kind, lock, time, text, wf) {
     const id = `${kind}\u0000${lock.key}\u0000${lock.fence}\u0000${lock.holder}`;
     lock.alarm = kind;

@@ -3,6 +3,7 @@
 import { cmpId } from './ids.js';
 import { summarize } from './format.js';
 import { Locks } from './locks.js';
+import { Timeline } from './timeline.js';
 
 export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -14,7 +15,10 @@ export function workflowKey(topic, workflow) {
   return `${topic}\u0000${workflow}`;
 }
 
-/** The status a card shows: a running workflow past stall_after is "stalled". */
+/**
+ * The status a card shows: "stalled" for a workflow the hub judged stalled, or, while no verdict exists, one the
+ * page's own timer finds silent past its stall setting (wf.stallHint says which).
+ */
 export function shownStatus(wf) {
   if (wf.stalled) return 'stalled';
   return STATUSES.includes(wf.status) ? wf.status : 'unknown';
@@ -47,6 +51,7 @@ export class Store {
     /** @type {Map<string, object>} */
     this.workflows = new Map();
     this.locks = new Locks(this);
+    this.timeline = new Timeline();
     this.log = [];
     this.logSeq = 0;
     this.idem = new RecentSet(50000);
@@ -81,7 +86,10 @@ export class Store {
       });
     }
     if (env.type === 'progress' && workflow) this.applyProgress(topic, workflow, obj, env.id, meta.time, meta.source);
-    else if (env.type === 'lock' && obj) this.locks.apply(topic, obj, env.id, meta.time);
+    else if (env.type === 'lock' && obj) {
+      this.locks.apply(topic, obj, env.id, meta.time);
+      this.timeline.lock(topic, obj, meta.time);
+    } else if (env.type === 'health' && workflow) this.applyHealth(topic, workflow, obj, env.id, meta.time);
     else if (workflow) this.touch(topic, workflow, meta.time);
     return 'applied';
   }
@@ -93,7 +101,7 @@ export class Store {
       wf = {
         key, topic, workflow, label: workflow, title: '', step: '', progress: NaN, status: 'running',
         message: '', agent: '', etaAt: NaN, firstAt: time, lastAt: time, endedAt: NaN, changedAt: time,
-        lastId: '', stalled: false, events: 0, leaseAlarm: '',
+        lastId: '', stalled: false, stallHint: false, verdict: '', verdictId: '', duplicate: '', events: 0, leaseAlarm: '',
         // A snapshot holds a workflow's latest event only, so its start (and elapsed time) is unknown.
         startKnown: source !== 'snapshot',
       };
@@ -122,8 +130,11 @@ export class Store {
     if (TERMINAL.has(wf.status)) wf.etaAt = NaN;
     wf.lastAt = Math.max(wf.lastAt, time);
     if (id) wf.lastId = id;
+    // A newer event ends a stall at once; the hub's "recovered" follows.
+    if (wf.verdict === 'stalled' && id && cmpId(id, wf.verdictId) > 0) wf.verdict = '';
     wf.events++;
     wf.stalled = this.isStalled(wf, Date.now());
+    wf.stallHint = wf.stalled && wf.verdict !== 'stalled';
     if (shownStatus(wf) !== before) { wf.changedAt = time; this.orderDirty = true; }
     this.dirtyCards.add(key);
   }
@@ -136,13 +147,35 @@ export class Store {
     this.refreshStall(wf, Date.now());
   }
 
+  /**
+   * The hub's health events: its verdicts on a workflow, shared by every console. A duplicate run is also an alarm
+   * and a mark on the timeline.
+   */
+  applyHealth(topic, workflow, d, id, time) {
+    const wf = this.workflows.get(workflowKey(topic, workflow));
+    if (d.verdict === 'duplicate') {
+      this.locks.verdict(topic, d, id, time, wf);
+      this.timeline.duplicate(d, time);
+    }
+    if (!wf || (id && wf.verdictId && cmpId(id, wf.verdictId) <= 0)) return;
+    if (d.verdict === 'stalled' && id && wf.lastId && cmpId(id, wf.lastId) < 0) return; // the workflow moved on
+    if (id) wf.verdictId = id;
+    if (d.verdict === 'stalled') wf.verdict = 'stalled';
+    else if (d.verdict === 'recovered') wf.verdict = '';
+    else if (d.verdict === 'duplicate') wf.duplicate = String(d.key ?? '');
+    this.refreshStall(wf, Date.now(), true);
+  }
+
+  /** The hub's verdict wins; without one, the page's timer gives a hint. */
   isStalled(wf, now) {
+    if (wf.verdict === 'stalled') return true;
     return wf.status === 'running' && now - wf.lastAt > this.stallAfterMs;
   }
 
-  refreshStall(wf, now) {
+  refreshStall(wf, now, changed = false) {
     const stalled = this.isStalled(wf, now);
-    if (stalled === wf.stalled) return;
+    wf.stallHint = stalled && wf.verdict !== 'stalled';
+    if (stalled === wf.stalled && !changed) return;
     wf.stalled = stalled;
     wf.changedAt = now;
     this.orderDirty = true;
@@ -170,6 +203,7 @@ export class Store {
       this.orderDirty = true;
     }
     this.locks.clearTopic(topic);
+    this.timeline.clearTopic(topic);
   }
 
   addLog(entry) {
