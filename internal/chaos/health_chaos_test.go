@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -172,6 +173,15 @@ func TestWorkflowVerdictsOnceAcrossTwoHubs(t *testing.T) {
 		return rc.count(workflow.Failed, "f") > 0 && rc.count(workflow.Duplicate, "B") > 0, "no failed or duplicate POST"
 	}); err != nil {
 		t.Fatal(err)
+	}
+	// The replicas' counters, scraped over HTTP, add up to one count per occurrence.
+	if err := poll(5*time.Second, func() (bool, string) {
+		sum := func(series string) float64 { return metric(t, hubs[0], series) + metric(t, hubs[1], series) }
+		got := fmt.Sprint(sum(`hub_workflow_verdicts_total{verdict="stalled"}`), sum(`hub_workflow_verdicts_total{verdict="recovered"}`),
+			sum(`hub_workflow_verdicts_total{verdict="duplicate"}`), sum(`hub_notify_deliveries_total{outcome="delivered"}`))
+		return got == "1 1 1 4", "verdicts stalled, recovered, duplicate and deliveries = " + got + ", want 1 1 1 4"
+	}); err != nil {
+		t.Error(err)
 	}
 	// A and B end before they could stall; then both hubs restart while x is stalled.
 	r.agent("hv.saga", "progress", `{"workflow":"A","status":"succeeded"}`)
