@@ -22,8 +22,8 @@ type Sink interface {
 	Idle() error
 }
 
-// idleEvery is how often Start calls Sink.Idle while it waits; a var so tests can shorten it.
-var idleEvery = time.Second
+// idleEvery is how often Start calls Sink.Idle while it waits (tests run in a synctest bubble, where it is free).
+const idleEvery = time.Second
 
 // Start hands a subscription from history over to live delivery. It waits until the live feed of every topic is
 // running, then replays each topic from its From to the stream's end through sink. Live events queued meanwhile are

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -222,7 +223,12 @@ func TestStartMultiTopic(t *testing.T) {
 	}
 }
 
+// In a synctest bubble: Start calls Sink.Idle every idleEvery (a second) of the bubble's clock, at no real cost.
 func TestStartWaitsForTheLiveFeedAndKeepsTheSinkAlive(t *testing.T) {
+	synctest.Test(t, startWaitsForTheLiveFeed)
+}
+
+func startWaitsForTheLiveFeed(t *testing.T) {
 	st := newFakeStore()
 	st.hold = true
 	st.append("t", 2)
