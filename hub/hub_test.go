@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 func mustSubscribe(t *testing.T, h *Hub, topics ...string) *Subscription {
@@ -293,7 +295,7 @@ func TestChurn(t *testing.T) {
 			}
 		}()
 	}
-	waitFor(t, 5*time.Second, "100 subscriptions made during churn", func() bool { return made.Load() >= 100 })
+	testutil.Eventually(t, 5*time.Second, "100 subscriptions made during churn", func() bool { return made.Load() >= 100 })
 	h.Close()
 	close(stop)
 	wg.Wait()

@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/lease"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -74,18 +75,6 @@ func newLocker(t *testing.T, c redis.UniversalClient, o lease.Options) *lease.Lo
 	l := lease.New(c, o)
 	t.Cleanup(func() { _ = l.Close() })
 	return l
-}
-
-// eventually polls cond until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %v", what, within)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func closed(ch <-chan struct{}) bool {

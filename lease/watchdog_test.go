@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/lease"
 	"go.uber.org/goleak"
+
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/lease"
 )
 
 func TestWatchdogStopsOnRelease(t *testing.T) {
@@ -45,7 +47,7 @@ func TestWatchdogStopsAndReleasesOnContextCancel(t *testing.T) {
 		t.Fatalf("Context cause = %v, want context.Canceled", context.Cause(ls.Context()))
 	}
 	// The key is freed at once, not after the TTL.
-	eventually(t, 100*time.Millisecond, "key free after cancel", func() bool {
+	testutil.Eventually(t, 100*time.Millisecond, "key free after cancel", func() bool {
 		other, err := l.TryAcquire(context.Background(), "k")
 		if err != nil {
 			return false
@@ -124,7 +126,7 @@ func TestRedisOutageLongerThanTTLMarksLeaseLost(t *testing.T) {
 		t.Fatalf("Release after the outage = %v, want ErrExpired", err)
 	}
 	var next *lease.Lease
-	eventually(t, 2*time.Second, "a new lease after the restart", func() bool {
+	testutil.Eventually(t, 2*time.Second, "a new lease after the restart", func() bool {
 		next, err = l.TryAcquire(ctx, "k")
 		return err == nil
 	})

@@ -220,17 +220,6 @@ func describe(evs []*hub.Event) []string {
 	return out
 }
 
-func pollUntil(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: still waiting for %s", within, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // redisXAdd is a raw XADD with an explicit id.
 type redisXAdd struct{ stream, id string }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 const within = 10 * time.Second
@@ -210,7 +211,7 @@ func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
 		forged := fmt.Sprintf(`{"id":"99999999999999-0","prev":%q,"type":"progress","data":{}}`, a)
 		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), forged)
 		c := b.publish(t, "t", "", `{"n":"c"}`)
-		pollUntil(t, within, "the real event after a forged envelope", func() bool {
+		testutil.Eventually(t, within, "the real event after a forged envelope", func() bool {
 			return slices.Contains(describe(s.rec.got()), c)
 		})
 	})
@@ -225,7 +226,7 @@ func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		s.rec.waitN(t, 1, within)
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")
-		pollUntil(t, within, "the invalid entry to be dropped", func() bool {
+		testutil.Eventually(t, within, "the invalid entry to be dropped", func() bool {
 			return gathered(t, s.reg, "hub_events_dropped_total", "reason", dropBadType) >= 1
 		})
 		time.Sleep(200 * time.Millisecond) // ten tail checks
@@ -255,7 +256,7 @@ func TestSubscriberUnfollowUnsubscribes(t *testing.T) {
 			t.Fatalf("PUBSUB NUMSUB %s after Follow = %d, want 1", ch, n)
 		}
 		s.Unfollow("t")
-		pollUntil(t, within, "PUBSUB NUMSUB "+ch+" = 0 after Unfollow", func() bool { return numsub() == 0 })
+		testutil.Eventually(t, within, "PUBSUB NUMSUB "+ch+" = 0 after Unfollow", func() bool { return numsub() == 0 })
 		b.publish(t, "t", "", `{"n":"after unfollow"}`)
 		u := b.publish(t, "u", "", `{"n":"u"}`)
 		got := s.rec.waitN(t, 1, within)

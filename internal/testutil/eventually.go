@@ -13,6 +13,6 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %v", what, within)
 		}
-		time.Sleep(10 * time.Millisecond) // a poll interval, not a wait: cond is what the test waits for
+		time.Sleep(2 * time.Millisecond) // a poll interval, not a wait: cond is what the test waits for
 	}
 }

@@ -6,22 +6,10 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/syncverse/hub/auth"
 )
 
 // Bearer is the Authorization header carrying tok.
 func Bearer(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
-
-// SignToken signs a token for grant with an HS256 secret, valid for ttl from now.
-func SignToken(t testing.TB, secret string, g auth.Grant, ttl time.Duration) string {
-	t.Helper()
-	tok, err := auth.Sign([]byte(secret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
-	if err != nil {
-		t.Fatalf("auth.Sign: %v", err)
-	}
-	return tok
-}
 
 // WaitZero polls base's /metrics (with token, when not empty) until every named gauge is 0: nothing was left behind.
 func WaitZero(t testing.TB, base, token string, names ...string) {
