@@ -61,8 +61,8 @@ func (b *backend) publisher(cfg PublisherConfig) *Publisher {
 	return NewPublisher(b.rdb, cfg)
 }
 
-func (b *backend) store() *Store {
-	return NewStore(b.rdb, StoreConfig{Prefix: b.prefix, MaxEventBytes: 1024})
+func (b *backend) store() *History {
+	return NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxEventBytes: 1024})
 }
 
 // publish publishes with the script and returns the id, failing the test on an error.
@@ -165,7 +165,7 @@ func gathered(t *testing.T, reg prometheus.Gatherer, name string, want ...string
 	return sum
 }
 
-// metered returns hub metrics registered with a fresh registry, to read what a Store or Subscriber counted.
+// metered returns hub metrics registered with a fresh registry, to read what a History or Subscriber counted.
 func metered() (*hub.Metrics, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
 	return hub.NewMetrics(reg), reg

@@ -32,7 +32,7 @@ func BenchmarkReplay10000(b *testing.B) {
 			msgs = msgs[:0]
 		}
 	}
-	st := NewStore(rdb, StoreConfig{Prefix: prefix})
+	st := NewHistory(rdb, HistoryConfig{Prefix: prefix})
 	b.ReportAllocs()
 	for b.Loop() {
 		var after hub.ID

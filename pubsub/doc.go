@@ -5,6 +5,6 @@
 // d = data), the channel P:{T}:live carries envelopes {"id","prev","type","data"}, and the hash P:{T}:state the
 // latest envelope per workflow and lock. PublishScript writes all three atomically.
 //
-// It must not import sse or web. Publisher and Store are safe for concurrent use; a Subscriber's goroutines are
+// It must not import sse or web. Publisher and History are safe for concurrent use; a Subscriber's goroutines are
 // owned by Run and gone when it returns.
 package pubsub

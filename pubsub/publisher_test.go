@@ -207,7 +207,7 @@ func TestPublishScriptRefusesWhatTheHubDrops(t *testing.T) {
 				t.Errorf("script(data %q) = %s, nil; want an error (json.Valid refuses it)", data, id)
 			}
 		}
-		store := NewStore(b.rdb, StoreConfig{Prefix: b.keys.Prefix})
+		store := NewHistory(b.rdb, HistoryConfig{Prefix: b.keys.Prefix})
 		for _, data := range []string{"nan", "-inf", "Infinity", "0x10", "01", "1."} {
 			if _, err := b.script(ctx, "t", b.keys.Channel("t"), "progress", data, 100, 1024, ""); err != nil {
 				continue // refused: better still

@@ -20,7 +20,7 @@ type Snapshot struct {
 }
 
 // Snapshot reads the topic's state hash, which the publish script keeps in step with the stream.
-func (s *Store) Snapshot(ctx context.Context, topic string) (*Snapshot, error) {
+func (s *History) Snapshot(ctx context.Context, topic string) (*Snapshot, error) {
 	h, err := s.rdb.HGetAll(ctx, s.keys.State(topic)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot of %s: %w", topic, err)

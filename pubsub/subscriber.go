@@ -56,7 +56,7 @@ func (c SubscriberConfig) withDefaults() SubscriberConfig {
 // Two goroutines, both owned by Run: the reader only moves messages from the connection into a queue (it never
 // waits for the hub or for Redis commands), the processor decodes, repairs and broadcasts.
 type Subscriber struct {
-	*Store
+	*History
 	rdb redis.UniversalClient
 	cfg SubscriberConfig
 	m   *subscriberMetrics
@@ -106,9 +106,9 @@ type feed struct {
 // NewSubscriber returns a Subscriber; call Run to start it.
 func NewSubscriber(rdb redis.UniversalClient, cfg SubscriberConfig) *Subscriber {
 	cfg = cfg.withDefaults()
-	store := NewStore(rdb, StoreConfig{Prefix: cfg.Prefix, MaxEventBytes: cfg.MaxEventBytes, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics})
+	store := NewHistory(rdb, HistoryConfig{Prefix: cfg.Prefix, MaxEventBytes: cfg.MaxEventBytes, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics})
 	return &Subscriber{
-		Store:    store,
+		History:  store,
 		rdb:      rdb,
 		cfg:      cfg,
 		m:        newSubscriberMetrics(cfg.Registerer),

@@ -27,7 +27,7 @@ type api struct {
 	cfg       config.Config
 	rdb       redis.UniversalClient
 	pub       *pubsub.Publisher
-	store     *pubsub.Store
+	store     *pubsub.History
 	sub       *pubsub.Subscriber
 	reg       *prometheus.Registry
 	log       zerolog.Logger

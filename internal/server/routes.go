@@ -33,7 +33,7 @@ type Deps struct {
 // New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors.
 func New(d Deps) http.Handler {
 	return routes(&api{
-		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.Store, sub: d.Subscriber, reg: d.Registry,
+		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry), sec: d.Security,
 	})
 }
@@ -50,8 +50,8 @@ func routes(a *api) *echo.Echo {
 	e.GET("/events", echo.WrapHandler(a.events), forgetRequest, sec.limitStreams)
 	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
 	e.GET("/topics", a.topics, sec.authenticate)
-	e.GET("/topics/:topic/history", a.history, sec.authenticate, sec.topicParam)
-	e.GET("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.topicParam)
+	e.GET("/topics/:topic/history", a.history, sec.authenticate, sec.authorizeTopic)
+	e.GET("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.authorizeTopic)
 	if a.cfg.Metrics.Listen == "" {
 		e.GET("/metrics", echo.WrapHandler(MetricsHandler(a.reg)), sec.authenticate)
 	}

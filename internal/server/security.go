@@ -158,9 +158,9 @@ func identity(c echo.Context) *auth.Identity {
 	return id
 }
 
-// topicParam lets /topics/{topic}/... through only for a topic the identity may subscribe to. A malformed topic
+// authorizeTopic lets /topics/{topic}/... through only for a topic the identity may subscribe to. A malformed topic
 // goes on to the handler, which answers 400 for it.
-func (s *Security) topicParam(next echo.HandlerFunc) echo.HandlerFunc {
+func (s *Security) authorizeTopic(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		topic := c.Param("topic")
 		if hub.ValidateTopic(topic) == nil {

@@ -16,16 +16,17 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-// StoreConfig tunes a Store. Zero values mean the documented defaults.
-type StoreConfig struct {
+// HistoryConfig tunes a History. Zero values mean the documented defaults.
+type HistoryConfig struct {
 	Prefix        string
 	MaxEventBytes int // events larger than this are dropped on read (default 64 KiB)
 	Logger        zerolog.Logger
 	HubMetrics    *hub.Metrics // counts dropped events; nil means unregistered
 }
 
-// Store reads topics' history from Redis. It is safe for concurrent use.
-type Store struct {
+// History reads topics' stored events, ends and listings from Redis (XRANGE, XREVRANGE, SCAN). It is not a
+// hub.Store by itself (it follows no live feed): the Subscriber embeds it and is one. It is safe for concurrent use.
+type History struct {
 	rdb  redis.UniversalClient
 	keys Keys
 	max  int
@@ -39,8 +40,8 @@ type Store struct {
 	newest readGroup[hub.ID]
 }
 
-// NewStore returns a Store on rdb.
-func NewStore(rdb redis.UniversalClient, cfg StoreConfig) *Store {
+// NewHistory returns a History on rdb.
+func NewHistory(rdb redis.UniversalClient, cfg HistoryConfig) *History {
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = DefaultMaxEventBytes
 	}
@@ -48,17 +49,17 @@ func NewStore(rdb redis.UniversalClient, cfg StoreConfig) *Store {
 		cfg.HubMetrics = hub.NewMetrics(nil)
 	}
 	log := cfg.Logger.Sample(&zerolog.BurstSampler{Burst: 5, Period: time.Second})
-	return &Store{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics}
+	return &History{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics}
 }
 
 // Keys returns the key names the store uses.
-func (s *Store) Keys() Keys { return s.keys }
+func (s *History) Keys() Keys { return s.keys }
 
 // Read returns up to limit valid events of topic after id, oldest first. Invalid entries (written by something
 // other than the script) are dropped and counted, and the next event's Prev is carried over them so a reader's
 // chain check still holds. Fewer than limit events means the stream ends there.
 // The returned events are shared with other readers and must not be modified.
-func (s *Store) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+func (s *History) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
 	key := topic + "\x00" + after.String() + "\x00" + strconv.Itoa(limit)
 	return s.reads.do(ctx, key, func() ([]*hub.Event, error) {
 		// Detached from the first caller's context, so its leaving does not fail the others; the read is bounded
@@ -67,7 +68,7 @@ func (s *Store) Read(ctx context.Context, topic string, after hub.ID, limit int)
 	})
 }
 
-func (s *Store) read(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, error) {
+func (s *History) read(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, error) {
 	evs, _, err := s.readRaw(ctx, topic, after, limit, src)
 	return evs, err
 }
@@ -76,7 +77,7 @@ func (s *Store) read(ctx context.Context, topic string, after hub.ID, limit int,
 // position (the Subscriber) can move past invalid entries instead of meeting them again. Drops are counted and
 // logged only for the Subscriber's reads (src repair): replays of the same entries by every resuming client would
 // count one bad entry many times.
-func (s *Store) readRaw(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, hub.ID, error) {
+func (s *History) readRaw(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, hub.ID, error) {
 	out := make([]*hub.Event, 0, min(limit, 1024))
 	var carry *hub.ID // the prev to give the next valid event, after dropped ones
 	for len(out) < limit {
@@ -120,13 +121,13 @@ func (s *Store) readRaw(ctx context.Context, topic string, after hub.ID, limit i
 
 // Tail returns the last n valid events of topic, oldest first.
 // The returned events are shared with other readers and must not be modified.
-func (s *Store) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
+func (s *History) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
 	return s.tails.do(ctx, topic+"\x00"+strconv.Itoa(n), func() ([]*hub.Event, error) {
 		return s.tail(context.WithoutCancel(ctx), topic, n) // detached as in Read
 	})
 }
 
-func (s *Store) tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
+func (s *History) tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
 	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", int64(n)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read the tail of %s: %w", topic, err)
@@ -143,14 +144,14 @@ func (s *Store) tail(ctx context.Context, topic string, n int) ([]*hub.Event, er
 }
 
 // Newest returns the id of the topic's newest entry, zero when the stream is empty or missing.
-func (s *Store) Newest(ctx context.Context, topic string) (hub.ID, error) {
+func (s *History) Newest(ctx context.Context, topic string) (hub.ID, error) {
 	return s.newest.do(ctx, topic, func() (hub.ID, error) {
 		return s.newestOf(context.WithoutCancel(ctx), topic) // detached as in Read
 	})
 }
 
 // newestOf is Newest's one command, for a caller of its own (the Subscriber) that must stop with its ctx.
-func (s *Store) newestOf(ctx context.Context, topic string) (hub.ID, error) {
+func (s *History) newestOf(ctx context.Context, topic string) (hub.ID, error) {
 	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", 1).Result()
 	if err != nil || len(msgs) == 0 {
 		return hub.ID{}, err
@@ -158,7 +159,7 @@ func (s *Store) newestOf(ctx context.Context, topic string) (hub.ID, error) {
 	return hub.ParseID(msgs[0].ID)
 }
 
-func (s *Store) drop(topic, id, reason string) {
+func (s *History) drop(topic, id, reason string) {
 	s.hm.Drop(reason)
 	s.log.Warn().Str("topic", topic).Str("id", id).Str("reason", reason).Msg("dropped event: " + describeDrop(reason))
 }
@@ -173,7 +174,7 @@ type TopicInfo struct {
 
 // Topics lists up to limit topics that have a stream, most recently active first. truncated says there were more.
 // It walks the keyspace with SCAN (on every master of a cluster), never KEYS.
-func (s *Store) Topics(ctx context.Context, limit int) (topics []TopicInfo, truncated bool, err error) {
+func (s *History) Topics(ctx context.Context, limit int) (topics []TopicInfo, truncated bool, err error) {
 	var (
 		mu    sync.Mutex // masters of a cluster are scanned concurrently
 		names []string
@@ -223,7 +224,7 @@ func (s *Store) Topics(ctx context.Context, limit int) (topics []TopicInfo, trun
 
 var errEnough = errors.New("enough topics")
 
-func (s *Store) describe(ctx context.Context, names []string) ([]TopicInfo, error) {
+func (s *History) describe(ctx context.Context, names []string) ([]TopicInfo, error) {
 	out := make([]TopicInfo, 0, len(names))
 	for chunk := range slices.Chunk(names, 200) {
 		pipe := s.rdb.Pipeline()

@@ -25,7 +25,7 @@ func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
 		hm, reg := metered()
-		st := NewStore(b.rdb, StoreConfig{Prefix: b.prefix, MaxEventBytes: 64, HubMetrics: hm})
+		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxEventBytes: 64, HubMetrics: hm})
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		bID := b.publish(t, "t", "", `{"n":"b"}`)
 		b.xadd(t, "t", "p", bID, "t", "BAD", "d", `{}`)
@@ -121,8 +121,8 @@ func TestStoreReadCarriesPrevOverAnEntryWithoutPrev(t *testing.T) {
 	})
 }
 
-// followStore makes a Store a hub.Store whose live feed is always ready, to drive hub replays against Redis.
-type followStore struct{ *Store }
+// followStore makes a History a hub.Store whose live feed is always ready, to drive hub replays against Redis.
+type followStore struct{ *History }
 
 func (followStore) Follow(string) <-chan struct{} { ch := make(chan struct{}); close(ch); return ch }
 func (followStore) Unfollow(string)               {}
@@ -132,7 +132,7 @@ type sliceSink struct{ evs []*hub.Event }
 func (s *sliceSink) Deliver(b []*hub.Event) error { s.evs = append(s.evs, b...); return nil }
 func (s *sliceSink) Idle() error                  { return nil }
 
-func resume(t *testing.T, st *Store, topic string, after hub.ID) *sliceSink {
+func resume(t *testing.T, st *History, topic string, after hub.ID) *sliceSink {
 	t.Helper()
 	h := hub.New(followStore{st}, hub.Config{})
 	defer h.Close()
@@ -234,7 +234,7 @@ func TestStoreSnapshot(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
 		hm, reg := metered()
-		st := NewStore(b.rdb, StoreConfig{Prefix: b.prefix, HubMetrics: hm})
+		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, HubMetrics: hm})
 		empty, err := st.Snapshot(ctx, "t")
 		if err != nil || empty.Cursor != "0-0" || len(empty.Workflows) != 0 || len(empty.Locks) != 0 || empty.Topic != "t" {
 			t.Fatalf("Snapshot of a topic without events = %+v, %v; want cursor 0-0 and nothing else", empty, err)
