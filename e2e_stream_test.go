@@ -302,23 +302,18 @@ func TestRedisOutage(t *testing.T) {
 
 func waitStatus(t *testing.T, url string, want int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	got := 0
-	for time.Now().Before(deadline) {
+	got, body := 0, ""
+	testutil.Eventually(t, within, fmt.Sprintf("GET %s = %d", url, want), func() bool {
 		resp, err := http.Get(url)
-		if err == nil {
-			got = resp.StatusCode
-			body := readAll(resp)
-			if got == want {
-				if want != http.StatusOK && !strings.Contains(body, `"error"`) {
-					t.Errorf("GET %s = %d %s, want a JSON error", url, got, body)
-				}
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		got, body = resp.StatusCode, readAll(resp)
+		return got == want
+	})
+	if want != http.StatusOK && !strings.Contains(body, `"error"`) {
+		t.Errorf("GET %s = %d %s, want a JSON error", url, got, body)
 	}
-	t.Fatalf("GET %s = %d for %v, want %d", url, got, within, want)
 }
 
 func readAll(resp *http.Response) string {

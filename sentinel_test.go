@@ -97,17 +97,10 @@ func TestRedisSentinelFailover(t *testing.T) {
 		return err == nil && len(a) == 2 && a[0]+":"+a[1] == replica
 	})
 	for i := 5; i < 10; i++ {
-		deadline := time.Now().Add(15 * time.Second)
-		for {
+		testutil.Eventually(t, 15*time.Second, fmt.Sprintf("Publish(%d) after the failover", i), func() bool {
 			_, err := pub.Publish(ctx, "wf", "progress", []byte(data(i)))
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("Publish(%d) after the failover = %v", i, err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return err == nil
+		})
 	}
 	checkSeq(t, stream.Events(5, 20*time.Second), 5)
 	h.waitReady(10 * time.Second)

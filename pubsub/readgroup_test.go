@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,12 @@ import (
 
 // A caller must never get the answer of a read sent before it asked (it could miss an event broadcast before it
 // registered), but callers that arrive during one read share the next.
+// It runs in a synctest bubble, so "both callers are waiting" is a condition (synctest.Wait), not a guess of time.
 func TestReadGroupSharesOnlyReadsSentAfterTheCallerAsked(t *testing.T) {
+	synctest.Test(t, readGroupSharesOnlyLaterReads)
+}
+
+func readGroupSharesOnlyLaterReads(t *testing.T) {
 	var g readGroup[[]*hub.Event]
 	var sent atomic.Int32
 	release := make(chan struct{})
@@ -36,7 +42,7 @@ func TestReadGroupSharesOnlyReadsSentAfterTheCallerAsked(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		wg.Go(func() { evs, _ := g.do(ctx, "k", read); got[i] = evs[0].IDText })
 	}
-	time.Sleep(20 * time.Millisecond) // let both join the next read
+	synctest.Wait() // both have joined the next read: every goroutine of the bubble is blocked
 	release <- struct{}{}
 	<-started // read 2 is sent only now, after both asked
 	close(release)
