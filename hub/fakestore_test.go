@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"testing"
-
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // fakeStore is an in-memory, deterministic Store. Ids of a topic are <n>-0 for n = 1, 2, ...; each event's Prev is
@@ -211,24 +207,6 @@ func isDone(s *Subscription) bool {
 	default:
 		return false
 	}
-}
-
-func metricValue(t *testing.T, m prometheus.Metric) float64 {
-	t.Helper()
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatalf("write metric: %v", err)
-	}
-	switch {
-	case d.Counter != nil:
-		return d.Counter.GetValue()
-	case d.Gauge != nil:
-		return d.Gauge.GetValue()
-	case d.Histogram != nil:
-		return float64(d.Histogram.GetSampleCount())
-	}
-	t.Fatalf("metric %v has no value", m.Desc())
-	return 0
 }
 
 func (f *fakeStore) Newest(ctx context.Context, topic string) (ID, error) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/syncverse/hub/internal/testutil"
 )
 
@@ -67,7 +69,7 @@ func TestBroadcastOfResetAndEphemeralDoesNotPanic(t *testing.T) {
 	if len(got) != 2 || got[0].Type != "reset" || got[1].Stored() {
 		t.Fatalf("Broadcast(reset), Broadcast(ephemeral): got %q, want the reset then the ephemeral event", describe(got))
 	}
-	if v := metricValue(t, h.Metrics().received[SourceEphemeral]); v != 1 {
+	if v := promtest.ToFloat64(h.Metrics().received[SourceEphemeral]); v != 1 {
 		t.Errorf("hub_events_received_total{source=ephemeral} = %v, want 1", v)
 	}
 }
@@ -129,7 +131,7 @@ func TestOverflowWhileLiveEvictsOnlyThatSubscription(t *testing.T) {
 	if want := ids("t", 1, 5); !slices.Equal(describe(got), want) {
 		t.Errorf("fast consumer got %q, want %q", describe(got), want)
 	}
-	if v := metricValue(t, h.Metrics().evicted.WithLabelValues(string(ReasonSlow))); v != 1 {
+	if v := promtest.ToFloat64(h.Metrics().evicted.WithLabelValues(string(ReasonSlow))); v != 1 {
 		t.Errorf("hub_clients_evicted_total{reason=slow} = %v, want 1", v)
 	}
 	// The evicted subscription is unregistered: nothing more is queued for it.
@@ -210,7 +212,7 @@ func TestUnfollowWhenLastSubscriberLeaves(t *testing.T) {
 	if h.Topics() != 0 {
 		t.Errorf("Topics() = %d after every subscriber left, want 0", h.Topics())
 	}
-	if v := metricValue(t, h.Metrics().subscriptions); v != 0 {
+	if v := promtest.ToFloat64(h.Metrics().subscriptions); v != 0 {
 		t.Errorf("hub_subscriptions = %v after every subscriber left, want 0", v)
 	}
 	s3 := mustSubscribe(t, h, "t")
@@ -299,7 +301,7 @@ func TestChurn(t *testing.T) {
 	h.Close()
 	close(stop)
 	wg.Wait()
-	if v := metricValue(t, h.Metrics().subscriptions); v != 0 {
+	if v := promtest.ToFloat64(h.Metrics().subscriptions); v != 0 {
 		t.Errorf("hub_subscriptions = %v after churn and Close, want 0", v)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -86,7 +88,7 @@ func TestMetricsCountTransitions(t *testing.T) {
 		{"hub_lease_fence_total", "admitted", 1},
 		{"hub_lease_fence_total", "stale", 1},
 	} {
-		if got := counterValue(t, reg, want.metric, want.outcome); got != want.n {
+		if got, ok := testutil.MetricValue(testutil.Gather(t, reg), want.metric, "outcome="+want.outcome); !ok || got != want.n {
 			t.Errorf("%s{outcome=%q} = %v, want %v", want.metric, want.outcome, got, want.n)
 		}
 	}
@@ -100,28 +102,6 @@ func TestMetricsCountTransitions(t *testing.T) {
 	if observed != 1 {
 		t.Errorf("hub_lease_release_seconds count = %d, want 1", observed)
 	}
-}
-
-func counterValue(t *testing.T, reg *prometheus.Registry, name, outcome string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("Gather: %v", err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == "outcome" && lp.GetValue() == outcome {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("%s{outcome=%q} not registered", name, outcome)
-	return 0
 }
 
 // The scripts must also run on the embedded miniredis that development setups use.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
@@ -113,56 +112,6 @@ func (b *backend) streamIDs(t *testing.T, topic string) []string {
 		out[i] = m.ID
 	}
 	return out
-}
-
-func value(t *testing.T, c prometheus.Collector) float64 {
-	t.Helper()
-	m, ok := c.(prometheus.Metric)
-	if !ok {
-		t.Fatalf("%T is not a single metric", c)
-	}
-	var d dto.Metric
-	if err := m.Write(&d); err != nil {
-		t.Fatal(err)
-	}
-	if d.Counter != nil {
-		return d.Counter.GetValue()
-	}
-	return d.Gauge.GetValue()
-}
-
-// gathered reads a metric's value from reg: the sum over the series whose labels include want (name=value pairs).
-func gathered(t *testing.T, reg prometheus.Gatherer, name string, want ...string) float64 {
-	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	sum := 0.0
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range f.Metric {
-			for i := 0; i+1 < len(want); i += 2 {
-				found := false
-				for _, l := range m.Label {
-					found = found || l.GetName() == want[i] && l.GetValue() == want[i+1]
-				}
-				if !found {
-					continue metrics
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			}
-		}
-	}
-	return sum
 }
 
 // metered returns hub metrics registered with a fresh registry, to read what a History or Subscriber counted.

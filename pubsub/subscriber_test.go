@@ -85,7 +85,7 @@ func TestSubscriberDeliversLiveInOrder(t *testing.T) {
 		if !s.Ready() {
 			t.Errorf("Ready() = false while the pub/sub connection is up")
 		}
-		if v := gathered(t, s.reg, "hub_redis_followed_topics"); v != 1 {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_followed_topics"); v != 1 {
 			t.Errorf("hub_redis_followed_topics = %v, want 1", v)
 		}
 	})
@@ -102,7 +102,7 @@ func TestSubscriberFollowReadyAfterConfirmation(t *testing.T) {
 		if got[0].IDText != a || got[0].Source != hub.SourceLive {
 			t.Errorf("first event after Follow: %s from %s, want %s from live", got[0].IDText, got[0].Source, a)
 		}
-		if v := gathered(t, s.reg, "hub_redis_resubscriptions_total"); v != 0 {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v != 0 {
 			t.Errorf("hub_redis_resubscriptions_total = %v after one Follow and no reconnect, want 0", v)
 		}
 	})
@@ -139,7 +139,7 @@ func TestSubscriberRepairsALostMessage(t *testing.T) {
 		if got[1].Source != hub.SourceRepair {
 			t.Errorf("lost event came from %s, want repair", got[1].Source)
 		}
-		if v := gathered(t, s.reg, "hub_redis_gaps_total"); v < 1 {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total"); v < 1 {
 			t.Errorf("hub_redis_gaps_total = %v after a gap, want ≥ 1", v)
 		}
 	})
@@ -166,7 +166,7 @@ func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
 	}
 	lost := b.publishElsewhere(t, "t", `{"n":"while away"}`) // only the resubscription can reveal it
 	checkChain(t, "a, then one while the connection was killed", s.rec.waitN(t, 2, within), []string{a, lost})
-	if v := gathered(t, s.reg, "hub_redis_resubscriptions_total"); v < 1 {
+	if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v < 1 {
 		t.Errorf("hub_redis_resubscriptions_total = %v after CLIENT KILL, want ≥ 1", v)
 	}
 	c := b.publish(t, "t", "", `{"n":"c"}`)
@@ -194,7 +194,7 @@ func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
 		c := b.publish(t, "t", "", `{"n":"c"}`)
 		got := s.rec.waitN(t, 2, within)
 		checkChain(t, "a, four bad envelopes, c", got, []string{a, c})
-		if v := gathered(t, s.reg, "hub_events_dropped_total"); v < 4 {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total"); v < 4 {
 			t.Errorf("hub_events_dropped_total = %v after 4 bad envelopes, want ≥ 4", v)
 		}
 	})
@@ -227,13 +227,14 @@ func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
 		s.rec.waitN(t, 1, within)
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")
 		testutil.Eventually(t, within, "the invalid entry to be dropped", func() bool {
-			return gathered(t, s.reg, "hub_events_dropped_total", "reason", dropBadType) >= 1
+			v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType)
+			return v >= 1
 		})
 		time.Sleep(200 * time.Millisecond) // ten tail checks
-		if v := gathered(t, s.reg, "hub_events_dropped_total", "reason", dropBadType); v != 1 {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType); v != 1 {
 			t.Errorf("hub_events_dropped_total{bad_type} = %v after 10 tail checks of one invalid entry, want 1", v)
 		}
-		if v := gathered(t, s.reg, "hub_redis_gaps_total"); v > 1 {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total"); v > 1 {
 			t.Errorf("hub_redis_gaps_total = %v for one invalid entry, want at most 1", v)
 		}
 	})

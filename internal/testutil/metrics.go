@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -40,9 +41,10 @@ func ScrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// MetricValue returns the value of the series of name whose labels include all of labels ("k=v" pairs); counters,
-// gauges and, for histograms, the sample count. ok is false when there is no such series.
-func MetricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+// MetricValue returns the value of name summed over its series whose labels include all of labels ("k=v" pairs):
+// counters, gauges and, for histograms, the sample count. ok is false when no series matches. It reads what Scrape
+// fetched over HTTP or what Gather collected from a registry: one reader of metric values for every test.
+func MetricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (v float64, ok bool) {
 	f := fams[name]
 	if f == nil {
 		return 0, false
@@ -51,18 +53,33 @@ func MetricValue(fams map[string]*dto.MetricFamily, name string, labels ...strin
 		if !hasLabels(m, labels) {
 			continue
 		}
+		ok = true
 		switch {
 		case m.Counter != nil:
-			return m.Counter.GetValue(), true
+			v += m.Counter.GetValue()
 		case m.Gauge != nil:
-			return m.Gauge.GetValue(), true
+			v += m.Gauge.GetValue()
 		case m.Histogram != nil:
-			return float64(m.Histogram.GetSampleCount()), true
+			v += float64(m.Histogram.GetSampleCount())
 		case m.Untyped != nil:
-			return m.Untyped.GetValue(), true
+			v += m.Untyped.GetValue()
 		}
 	}
-	return 0, false
+	return v, ok
+}
+
+// Gather collects g's metric families by name, for MetricValue.
+func Gather(t testing.TB, g prometheus.Gatherer) map[string]*dto.MetricFamily {
+	t.Helper()
+	list, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	fams := make(map[string]*dto.MetricFamily, len(list))
+	for _, f := range list {
+		fams[f.GetName()] = f
+	}
+	return fams
 }
 
 func hasLabels(m *dto.Metric, labels []string) bool {
