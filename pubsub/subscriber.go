@@ -94,13 +94,12 @@ type item struct {
 // feed is one followed topic. Apart from ready, its fields belong to the processor.
 type feed struct {
 	topic     string
-	ready     chan struct{}
-	isReady   bool
-	known     bool   // last is the id of the newest event broadcast (or the stream's end when followed)
-	last      hub.ID //
-	repair    bool   // read the stream after last at the next chance
-	pending   bool   // the SUBSCRIBE has not been sent successfully yet
-	confirmed bool   // Redis confirmed the subscription: a baseline read now is overlapped by the live feed
+	ready     chan struct{} // closed when the feed first knows its position (known): see found
+	known     bool          // last is the id of the newest event broadcast (or the stream's end when followed)
+	last      hub.ID        //
+	repair    bool          // read the stream after last at the next chance
+	pending   bool          // the SUBSCRIBE has not been sent successfully yet
+	confirmed bool          // Redis confirmed the subscription: a baseline read now is overlapped by the live feed
 }
 
 // NewSubscriber returns a Subscriber; call Run to start it.

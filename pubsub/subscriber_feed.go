@@ -85,15 +85,14 @@ func (s *Subscriber) baseline(ctx context.Context, f *feed) {
 	if err != nil {
 		return // catchUp tries again
 	}
-	f.last, f.known = newest, true
-	s.markReady(f)
+	f.found(newest)
 }
 
-func (s *Subscriber) markReady(f *feed) {
-	if !f.isReady {
-		f.isReady = true
-		close(f.ready)
-	}
+// found gives a feed that knew no position its first one, and with it readiness: ready is closed exactly when known
+// becomes true, so the two are one fact.
+func (f *feed) found(last hub.ID) {
+	f.last, f.known = last, true
+	close(f.ready)
 }
 
 func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload string) {
@@ -119,8 +118,7 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 		return
 	}
 	if !f.known { // the baseline read failed; the envelope itself tells where the stream was
-		f.last, f.known = ev.Prev, true
-		s.markReady(f)
+		f.found(ev.Prev)
 	}
 	switch {
 	case !f.last.Less(ev.ID):
