@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -18,13 +19,18 @@ func TestWatchdogStopsOnRelease(t *testing.T) {
 	c, o := setup(t)
 	_ = c.Ping(context.Background()).Err() // open the pool's connection before taking the goroutine baseline
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	reg := prometheus.NewRegistry()
+	o.Metrics = lease.NewMetrics(reg)
 	l := lease.New(c, o)
 	defer l.Close()
 	ls, err := l.Acquire(context.Background(), "k")
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	time.Sleep(250 * time.Millisecond) // a couple of renewals
+	testutil.Eventually(t, 5*time.Second, "two renewals", func() bool {
+		v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_lease_renew_total", "outcome=renewed")
+		return v >= 2
+	})
 	if err := ls.Release(context.Background()); err != nil {
 		t.Fatalf("Release: %v", err)
 	}
