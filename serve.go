@@ -71,6 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stopBG()
 	g, failed := errgroup.WithContext(bg)
 	g.Go(func() error { return p.sub.Run(bg, p.hub) })
+	g.Go(func() error { return p.sec.Run(bg) }) // the identity provider's keys (auth.jwks_url)
 	g.Go(func() error { return served("http server", p.serveHTTP(ln)) })
 	if msrv != nil {
 		g.Go(func() error { return served("metrics server", msrv.Serve(mln)) })
@@ -109,6 +110,7 @@ type parts struct {
 	sub       *pubsub.Subscriber
 	pub       *pubsub.Publisher
 	events    *sse.Handler
+	sec       *server.Security
 	srv       *http.Server
 	serveHTTP func(net.Listener) error
 	scheme    string
@@ -126,6 +128,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 		return nil, err
 	}
 	sec.LogMode(log, cfg)
+	p.sec = sec
 	p.sub = pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
 		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
 		Logger: log, Registerer: p.reg, HubMetrics: hm, Sharded: cfg.Redis.ShardedPubSub,

@@ -106,11 +106,16 @@ func loadJWKS(path string) ([]key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth.jwks_file: %w", err)
 	}
+	return parseJWKS(data, "auth.jwks_file "+path)
+}
+
+// parseJWKS reads a JWKS document, from a file or from auth.jwks_url; src names it in errors.
+func parseJWKS(data []byte, src string) ([]key, error) {
 	var set struct {
 		Keys []jwk `json:"keys"`
 	}
 	if err := json.Unmarshal(data, &set); err != nil {
-		return nil, fmt.Errorf("auth.jwks_file %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", src, err)
 	}
 	var keys []key
 	for i, j := range set.Keys {
@@ -119,16 +124,16 @@ func loadJWKS(path string) ([]key, error) {
 		}
 		k, err := j.key()
 		if err != nil {
-			return nil, fmt.Errorf("auth.jwks_file %s: key %d (kid %q): %w", path, i, j.Kid, err)
+			return nil, fmt.Errorf("%s: key %d (kid %q): %w", src, i, clip(j.Kid), err)
 		}
 		if j.Alg != "" && j.Alg != k.alg {
-			return nil, fmt.Errorf("auth.jwks_file %s: key %d (kid %q): alg %s does not fit a %s key", path, i, j.Kid, j.Alg, k.alg)
+			return nil, fmt.Errorf("%s: key %d (kid %q): alg %s does not fit a %s key", src, i, clip(j.Kid), clip(j.Alg), k.alg)
 		}
 		k.kid = j.Kid
 		keys = append(keys, k)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("auth.jwks_file %s: no signing keys", path)
+		return nil, fmt.Errorf("%s: no signing keys", src)
 	}
 	return keys, nil
 }

@@ -1,10 +1,12 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -27,11 +29,19 @@ type Config struct {
 	Audience      string        // when set, aud must contain it
 	ClockSkew     time.Duration // allowance for nbf and iat (default 10s); exp is exact
 	Now           func() time.Time
+
+	// JWKSURL is an identity provider's key set, fetched by Run (https, or http to a loopback address).
+	JWKSURL     string
+	JWKSRefresh time.Duration // default DefaultJWKSRefresh; a shorter Cache-Control max-age wins
+	JWKSRefetch time.Duration // least time between fetches for an unknown kid; default DefaultJWKSRefetch
+	HTTPClient  *http.Client  // fetches JWKSURL; default one with a 10 s timeout
+	OnRefresh   func(outcome string)
 }
 
-// Verifier checks tokens. It is immutable and safe for concurrent use.
+// Verifier checks tokens. It is safe for concurrent use; only the key set fetched from JWKSURL changes, as a whole.
 type Verifier struct {
-	keys   []key
+	keys   []key       // the configured keys, fixed at start
+	remote *remoteKeys // the IdP's, when JWKSURL is set
 	parser *jwt.Parser
 	now    func() time.Time
 }
@@ -71,20 +81,30 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		errs = append(errs, err)
 		keys = append(keys, ks...)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	var remote *remoteKeys
+	if cfg.JWKSURL != "" {
+		var err error
+		remote, err = newRemoteKeys(cfg)
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if len(keys) == 0 {
-		return nil, errors.New("auth: no key configured (auth.hmac_secret, auth.public_key_file or auth.jwks_file)")
+	if len(keys) == 0 && remote == nil {
+		return nil, errors.New("auth: no key configured (auth.hmac_secret, auth.public_key_file, auth.jwks_file or auth.jwks_url)")
 	}
 	if cfg.ClockSkew <= 0 {
 		cfg.ClockSkew = DefaultClockSkew
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	methods := algorithms(keys)
+	if remote != nil {
+		methods = append(methods, remoteAlgs...)
 	}
 	opts := []jwt.ParserOption{
-		jwt.WithValidMethods(algorithms(keys)), jwt.WithLeeway(cfg.ClockSkew), jwt.WithTimeFunc(cfg.Now),
+		jwt.WithValidMethods(methods), jwt.WithLeeway(cfg.ClockSkew), jwt.WithTimeFunc(cfg.Now),
 		jwt.WithIssuedAt(), jwt.WithExpirationRequired(),
 	}
 	if cfg.Issuer != "" {
@@ -93,11 +113,38 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	if cfg.Audience != "" {
 		opts = append(opts, jwt.WithAudience(cfg.Audience))
 	}
-	return &Verifier{keys: keys, parser: jwt.NewParser(opts...), now: cfg.Now}, nil
+	return &Verifier{keys: keys, remote: remote, parser: jwt.NewParser(opts...), now: cfg.Now}, nil
 }
 
+// remoteAlgs are the algorithms an IdP's keys may sign with. Each fetched key still verifies only the one its type
+// and curve fix, so a set that changes cannot open the door to algorithm confusion.
+var remoteAlgs = []string{"RS256", "ES256", "ES384", "ES512", "EdDSA"}
+
 // Algorithms lists the signing algorithms the verifier accepts.
-func (v *Verifier) Algorithms() []string { return algorithms(v.keys) }
+func (v *Verifier) Algorithms() []string {
+	if v.remote == nil {
+		return algorithms(v.keys)
+	}
+	return append(algorithms(v.keys), remoteAlgs...)
+}
+
+// Run keeps the key set of JWKSURL fresh until ctx ends: fetched at once, then every JWKSRefresh (sooner when the
+// IdP's Cache-Control max-age says so), and every few seconds while the URL fails. Without JWKSURL it returns at
+// once. It is the one goroutine a Verifier needs; whoever starts the hub owns it.
+func (v *Verifier) Run(ctx context.Context) {
+	if v.remote != nil {
+		v.remote.run(ctx)
+	}
+}
+
+// KeysFetched is when the key set of JWKSURL in force was fetched: zero before the first good fetch, or without
+// JWKSURL.
+func (v *Verifier) KeysFetched() time.Time {
+	if v.remote == nil {
+		return time.Time{}
+	}
+	return v.remote.fetched()
+}
 
 func algorithms(keys []key) []string {
 	var algs []string
@@ -132,10 +179,14 @@ func (v *Verifier) Verify(raw string) (*Identity, error) {
 func (v *Verifier) keyFor(t *jwt.Token) (any, error) {
 	alg := t.Method.Alg()
 	kid, _ := t.Header["kid"].(string)
-	var set []jwt.VerificationKey
-	for _, k := range v.keys {
-		if k.alg == alg && (kid == "" || k.kid == "" || k.kid == kid) {
-			set = append(set, k.key)
+	set := matching(v.keys, alg, kid)
+	if len(set) == 0 && v.remote != nil {
+		if set = matching(v.remote.keys(), alg, kid); len(set) == 0 {
+			v.remote.refetchForKid() // the IdP may have rotated its keys since the last fetch
+			set = matching(v.remote.keys(), alg, kid)
+		}
+		if v.remote.keys() == nil {
+			return nil, v.remote.noKeys()
 		}
 	}
 	switch len(set) {
@@ -147,9 +198,22 @@ func (v *Verifier) keyFor(t *jwt.Token) (any, error) {
 	return jwt.VerificationKeySet{Keys: set}, nil
 }
 
+func matching(keys []key, alg, kid string) []jwt.VerificationKey {
+	var set []jwt.VerificationKey
+	for _, k := range keys {
+		if k.alg == alg && (kid == "" || k.kid == "" || k.kid == kid) {
+			set = append(set, k.key)
+		}
+	}
+	return set
+}
+
 // classify turns a jwt error into the refusal the client sees.
 func classify(err error) *Error {
+	var nk *noKeysError
 	switch {
+	case errors.As(err, &nk):
+		return refuse(ReasonNoKeys, nk.Error())
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return refuse(ReasonExpired, "token expired")
 	case errors.Is(err, jwt.ErrTokenNotValidYet):

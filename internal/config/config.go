@@ -158,6 +158,17 @@ type AuthConfig struct {
 	CookieName      string        `yaml:"cookie_name"`
 	AllowQueryToken bool          `yaml:"allow_query_token"`
 	ClockSkew       time.Duration `yaml:"clock_skew"`
+	// JWKSURL is an identity provider's key set, fetched at start and every JWKSRefresh.
+	JWKSURL     string        `yaml:"jwks_url"`
+	JWKSRefresh time.Duration `yaml:"jwks_refresh"`
+	// RolesClaim is a dotted path to a claim listing role names (groups, roles, realm_access.roles); Roles gives
+	// each name its patterns.
+	RolesClaim string                `yaml:"roles_claim"`
+	Roles      map[string]auth.Grant `yaml:"roles"`
+	// ProxyHeader carries the access token from an authenticating proxy; believed only from limits.trusted_proxies.
+	ProxyHeader string `yaml:"proxy_header"`
+	// LoginURL is where the console sends an operator to obtain a session.
+	LoginURL string `yaml:"login_url"`
 }
 
 type CORSConfig struct {
@@ -196,7 +207,7 @@ func Default() Config {
 			MaxConnections: 10000, MaxConnectionsPerIP: 256, PublishRate: 100, PublishBurst: 200, TrustedProxies: []string{},
 		},
 		Log:  LogConfig{Level: "info", Format: "json"},
-		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second},
+		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{}},
 		CORS: CORSConfig{AllowedOrigins: []string{}},
 		Workflows: WorkflowsConfig{StallAfter: workflow.DefaultStallAfter, Sweep: workflow.DefaultSweep,
 			Rules: []workflow.Rule{}, MetricTopics: []string{}},
@@ -335,6 +346,7 @@ func (c *Config) Validate() error {
 	check(c.Limits.PublishRate == 0 || c.Limits.PublishBurst >= 1, "limits.publish_burst: must be at least 1")
 	check(c.Auth.ClockSkew > 0 && c.Auth.ClockSkew <= 5*time.Minute, "auth.clock_skew: %v is not within 1ns..5m", c.Auth.ClockSkew)
 	check(c.Auth.CookieName == "" || validCookieName(c.Auth.CookieName), "auth.cookie_name: %q is not a cookie name", c.Auth.CookieName)
+	errs = append(errs, c.Auth.validate(len(c.Limits.TrustedProxies) > 0))
 	check(c.Metrics.Listen == "" || c.Metrics.Listen != c.Listen, "metrics.listen: must differ from listen")
 	check((c.TLS.CertFile == "") == (c.TLS.KeyFile == ""), "tls.cert_file, tls.key_file: set both or neither")
 	check(!c.H2C || c.TLS.CertFile == "", "h2c: only without tls (over TLS, HTTP/2 is negotiated by itself)")
@@ -396,13 +408,13 @@ func (c *Config) CheckExposure() error {
 		return nil
 	}
 	return fmt.Errorf("listen %s is not a loopback address and no auth is configured, so anyone who can reach it could "+
-		"read and publish every topic: set auth.hmac_secret (HUB_AUTH_HMAC_SECRET), auth.public_key_file or auth.jwks_file, "+
+		"read and publish every topic: set auth.hmac_secret (HUB_AUTH_HMAC_SECRET), auth.public_key_file, auth.jwks_file or auth.jwks_url, "+
 		"or set auth.anonymous: true (HUB_AUTH_ANONYMOUS=true) if a proxy in front authenticates clients", c.Listen)
 }
 
 // Configured is true when a key to verify tokens is set.
 func (a AuthConfig) Configured() bool {
-	return a.HMACSecret != "" || a.PublicKeyFile != "" || a.JWKSFile != ""
+	return a.HMACSecret != "" || a.PublicKeyFile != "" || a.JWKSFile != "" || a.JWKSURL != ""
 }
 
 // AnonymousAllowed: configuring a key turns anonymous access off, unless auth.anonymous says otherwise.

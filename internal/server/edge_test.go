@@ -67,6 +67,7 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = sub.Run(ctx, h) })
+	wg.Go(func() { _ = sec.Run(ctx) })
 	t.Cleanup(func() { // the order of serve's shutdown: streams end first
 		h.Close()
 		srv.Close()

@@ -48,13 +48,10 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error
 	}
 	if !cfg.Auth.Configured() && !cfg.Auth.AnonymousAllowed() {
 		errs = append(errs, errors.New("auth.anonymous is false but no key is configured, so no client could connect: "+
-			"set auth.hmac_secret, auth.public_key_file or auth.jwks_file"))
+			"set auth.hmac_secret, auth.public_key_file, auth.jwks_file or auth.jwks_url"))
 	}
 	if cfg.Auth.Configured() {
-		v, err := auth.NewVerifier(auth.Config{
-			HMACSecret: []byte(cfg.Auth.HMACSecret), PublicKeyFile: cfg.Auth.PublicKeyFile, JWKSFile: cfg.Auth.JWKSFile,
-			Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, ClockSkew: cfg.Auth.ClockSkew,
-		})
+		v, err := newVerifier(cfg.Auth, reg)
 		errs = append(errs, err)
 		s.authn.Verifier = v
 	}

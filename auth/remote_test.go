@@ -1,0 +1,191 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/syncverse/hub/auth/authtest"
+)
+
+// outcomes records what OnRefresh reports.
+type outcomes struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (o *outcomes) add(s string) { o.mu.Lock(); o.seen[s]++; o.mu.Unlock() }
+func (o *outcomes) get(s string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen[s]
+}
+
+// runVerifier starts v's refresher, owned by the test: it ends with the test.
+func runVerifier(t *testing.T, v *Verifier) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { v.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
+	}
+}
+
+func accepts(v *Verifier, tok string) bool { _, err := v.Verify(tok); return err == nil }
+
+// The IdP rotates its keys while the hub runs: a new kid is accepted at once, a removed key is refused after the
+// next refresh, and an IdP that goes down (or serves garbage) leaves the last good keys in force.
+func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
+	idp := authtest.NewIdP(t)
+	idp.Add(t, "r1", jwt.SigningMethodRS256)
+	idp.Add(t, "e1", jwt.SigningMethodES256)
+	seen := &outcomes{seen: map[string]int{}}
+	v, err := NewVerifier(Config{JWKSURL: idp.URL(), JWKSRefresh: 100 * time.Millisecond, OnRefresh: seen.add})
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	runVerifier(t, v)
+	eventually(t, "the first fetch", func() bool { return !v.KeysFetched().IsZero() })
+	c := validClaims(Grant{Subscribe: []string{"a"}})
+	for _, kid := range []string{"r1", "e1"} {
+		if _, err := v.Verify(idp.Sign(t, kid, c)); err != nil {
+			t.Fatalf("Verify(%s) = %v, want accepted", kid, err)
+		}
+	}
+
+	idp.Add(t, "r2", jwt.SigningMethodRS256)
+	if _, err := v.Verify(idp.Sign(t, "r2", c)); err != nil {
+		t.Fatalf("Verify(new kid r2) = %v, want accepted without waiting for the refresh", err)
+	}
+	old := idp.Sign(t, "r1", c)
+	idp.Remove("r1")
+	eventually(t, "the removed key r1 refused", func() bool { return !accepts(v, old) })
+	if _, err := v.Verify(old); err == nil || !strings.Contains(err.Error(), `kid "r1"`) {
+		t.Errorf("Verify(removed kid) = %v, want a refusal naming the kid", err)
+	}
+
+	for _, fail := range []struct {
+		name    string
+		f       func(s *authtest.State)
+		outcome string
+	}{
+		{"down", func(s *authtest.State) { s.Down = true }, RefreshError},
+		{"garbage", func(s *authtest.State) { s.Down, s.Garbage = false, true }, RefreshInvalid},
+	} {
+		before := seen.get(fail.outcome)
+		idp.Set(fail.f)
+		eventually(t, fail.name+": a failed refresh", func() bool { return seen.get(fail.outcome) >= before+2 })
+		for _, kid := range []string{"r2", "e1"} {
+			if _, err := v.Verify(idp.Sign(t, kid, c)); err != nil {
+				t.Errorf("%s: Verify(%s) = %v, want the last good keys still in force", fail.name, kid, err)
+			}
+		}
+	}
+	if age := time.Since(v.KeysFetched()); age < 100*time.Millisecond {
+		t.Errorf("KeysFetched() is %v old while the IdP fails, want the last good fetch's time", age)
+	}
+}
+
+// A hub started while the IdP is down refuses every token, says why, and accepts them once the IdP is back.
+func TestJWKSURLDownAtStart(t *testing.T) {
+	idp := authtest.NewIdP(t)
+	idp.Add(t, "r1", jwt.SigningMethodRS256)
+	idp.Set(func(s *authtest.State) { s.Down = true })
+	seen := &outcomes{seen: map[string]int{}}
+	v, err := NewVerifier(Config{JWKSURL: idp.URL(), JWKSRefresh: 100 * time.Millisecond, OnRefresh: seen.add})
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	runVerifier(t, v)
+	eventually(t, "a failed fetch", func() bool { return seen.get(RefreshError) > 0 })
+	tok := idp.Sign(t, "r1", validClaims(Grant{Subscribe: []string{"a"}}))
+	_, err = v.Verify(tok)
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Reason != ReasonNoKeys || ae.Status() != http.StatusServiceUnavailable ||
+		!strings.Contains(err.Error(), "not been fetched yet from auth.jwks_url "+idp.URL()) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Verify before any key set = %v, want a 503 no_keys naming the URL and the last failure", err)
+	}
+	if !v.KeysFetched().IsZero() {
+		t.Errorf("KeysFetched() = %v before any good fetch, want zero", v.KeysFetched())
+	}
+	idp.Set(func(s *authtest.State) { s.Down = false })
+	eventually(t, "the token accepted once the IdP is back", func() bool { return accepts(v, tok) })
+}
+
+// An unknown kid makes the hub fetch the set at most once per JWKSRefetch, however many tokens name one.
+func TestJWKSURLRefetchesForAnUnknownKidAtMostOncePerInterval(t *testing.T) {
+	idp := authtest.NewIdP(t)
+	idp.Add(t, "r1", jwt.SigningMethodRS256)
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	v, err := NewVerifier(Config{JWKSURL: idp.URL(), JWKSRefresh: time.Hour,
+		Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	c := validClaims(Grant{Subscribe: []string{"a"}})
+	if _, err := v.Verify(idp.Sign(t, "r1", c)); err != nil || idp.Hits() != 1 {
+		t.Fatalf("first Verify = %v after %d fetches, want accepted after 1", err, idp.Hits())
+	}
+	idp.Add(t, "r2", jwt.SigningMethodRS256)
+	r2 := idp.Sign(t, "r2", c)
+	for i := 0; i < 5; i++ {
+		if accepts(v, r2) {
+			t.Fatalf("Verify(r2) accepted within 30s of the last kid fetch")
+		}
+	}
+	if n := idp.Hits(); n != 1 {
+		t.Errorf("fetches after 5 unknown kids within 30s = %d, want 1", n)
+	}
+	clock.Add(int64(DefaultJWKSRefetch))
+	if _, err := v.Verify(r2); err != nil || idp.Hits() != 2 {
+		t.Errorf("Verify(r2) 30s later = %v after %d fetches, want accepted after 2", err, idp.Hits())
+	}
+}
+
+// A shorter Cache-Control max-age brings the next refresh forward.
+func TestJWKSURLHonoursMaxAge(t *testing.T) {
+	idp := authtest.NewIdP(t)
+	idp.Add(t, "e1", jwt.SigningMethodES256)
+	idp.Set(func(s *authtest.State) { s.CacheControl = "public, max-age=1" })
+	v, err := NewVerifier(Config{JWKSURL: idp.URL(), JWKSRefresh: time.Hour})
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	runVerifier(t, v)
+	eventually(t, "a second fetch within max-age=1", func() bool { return idp.Hits() >= 2 })
+	for in, want := range map[string]time.Duration{"max-age=60": time.Minute, "no-cache, MAX-AGE=\"5\"": 5 * time.Second,
+		"no-store": 0, "max-age=-1": 0, "max-age=x": 0} {
+		if got := maxAge([]string{in}); got != want {
+			t.Errorf("maxAge(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestJWKSURLRefusesPlainHTTPBeyondLoopback(t *testing.T) {
+	for _, u := range []string{"https://idp.example.com/certs", "http://127.0.0.1:8081/certs", "http://localhost/certs", "http://[::1]:80/"} {
+		if _, err := NewVerifier(Config{JWKSURL: u}); err != nil {
+			t.Errorf("NewVerifier(jwks_url %s) = %v, want accepted", u, err)
+		}
+	}
+	for _, u := range []string{"http://idp.example.com/certs", "http://10.0.0.1/certs", "ftp://idp/certs", "idp.example.com", "https://"} {
+		if _, err := NewVerifier(Config{JWKSURL: u}); err == nil || !strings.Contains(err.Error(), "auth.jwks_url") {
+			t.Errorf("NewVerifier(jwks_url %s) = %v, want refused", u, err)
+		}
+	}
+}
