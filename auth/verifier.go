@@ -36,12 +36,18 @@ type Config struct {
 	JWKSRefetch time.Duration // least time between fetches for an unknown kid; default DefaultJWKSRefetch
 	HTTPClient  *http.Client  // fetches JWKSURL; default one with a 10 s timeout
 	OnRefresh   func(outcome string)
+
+	// RolesClaim is a dotted path to a claim listing role names; Roles gives each name its patterns, added to the
+	// token's own "hub" grant.
+	RolesClaim string
+	Roles      map[string]Grant
 }
 
 // Verifier checks tokens. It is safe for concurrent use; only the key set fetched from JWKSURL changes, as a whole.
 type Verifier struct {
 	keys   []key       // the configured keys, fixed at start
 	remote *remoteKeys // the IdP's, when JWKSURL is set
+	roles  roleMap
 	parser *jwt.Parser
 	now    func() time.Time
 }
@@ -84,6 +90,8 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	roles, err := newRoleMap(cfg.RolesClaim, cfg.Roles)
+	errs = append(errs, err)
 	var remote *remoteKeys
 	if cfg.JWKSURL != "" {
 		var err error
@@ -113,7 +121,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	if cfg.Audience != "" {
 		opts = append(opts, jwt.WithAudience(cfg.Audience))
 	}
-	return &Verifier{keys: keys, remote: remote, parser: jwt.NewParser(opts...), now: cfg.Now}, nil
+	return &Verifier{keys: keys, remote: remote, roles: roles, parser: jwt.NewParser(opts...), now: cfg.Now}, nil
 }
 
 // remoteAlgs are the algorithms an IdP's keys may sign with. Each fetched key still verifies only the one its type
@@ -171,8 +179,12 @@ func (v *Verifier) Verify(raw string) (*Identity, error) {
 	if err := c.Hub.Validate(); err != nil {
 		return nil, refuse(ReasonBadToken, "invalid token grant: "+err.Error())
 	}
+	grant, err := v.roles.grant(raw, c.Hub)
+	if err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256([]byte(raw))
-	return &Identity{Subject: c.Subject, Grant: c.Hub, Expires: exp, Key: hex.EncodeToString(sum[:12])}, nil
+	return &Identity{Subject: c.Subject, Grant: grant, Expires: exp, Key: hex.EncodeToString(sum[:12])}, nil
 }
 
 // keyFor returns the keys that may verify t: those bound to t's algorithm and, when t names a kid, to that kid.

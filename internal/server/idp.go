@@ -18,7 +18,7 @@ func newVerifier(cfg config.AuthConfig, reg prometheus.Registerer) (*auth.Verifi
 	ac := auth.Config{
 		HMACSecret: []byte(cfg.HMACSecret), PublicKeyFile: cfg.PublicKeyFile, JWKSFile: cfg.JWKSFile,
 		Issuer: cfg.Issuer, Audience: cfg.Audience, ClockSkew: cfg.ClockSkew,
-		JWKSURL: cfg.JWKSURL, JWKSRefresh: cfg.JWKSRefresh,
+		JWKSURL: cfg.JWKSURL, JWKSRefresh: cfg.JWKSRefresh, RolesClaim: cfg.RolesClaim, Roles: cfg.Roles,
 	}
 	if cfg.JWKSURL == "" {
 		return auth.NewVerifier(ac)
