@@ -17,6 +17,11 @@ const DefaultCookie = "hub_token"
 type Extractor struct {
 	Cookie     string // default DefaultCookie
 	AllowQuery bool
+	// ProxyHeader names a header in which an authenticating proxy passes the access token (oauth2-proxy's
+	// X-Forwarded-Access-Token). It is read first, and only from a request FromProxy vouches for: anyone else
+	// could send the header too.
+	ProxyHeader string
+	FromProxy   func(r *http.Request) bool
 }
 
 // Extract returns the token, "" when the request carries none, or an *Error when what it carries is unusable:
@@ -30,6 +35,9 @@ func (x Extractor) Extract(r *http.Request) (string, error) {
 	}
 	if len(q) > 1 {
 		return "", refuse(ReasonBadToken, "several access_token parameters")
+	}
+	if tok, ok, err := x.fromProxy(r); ok || err != nil {
+		return tok, err
 	}
 	if h := r.Header.Values("Authorization"); len(h) > 0 {
 		if len(h) > 1 {
@@ -50,6 +58,26 @@ func (x Extractor) Extract(r *http.Request) (string, error) {
 		return checkShape(q[0])
 	}
 	return "", nil
+}
+
+// fromProxy reads ProxyHeader when a trusted proxy sent the request; ok is false when there is nothing to read.
+func (x Extractor) fromProxy(r *http.Request) (tok string, ok bool, err error) {
+	if x.ProxyHeader == "" || x.FromProxy == nil {
+		return "", false, nil
+	}
+	h := r.Header.Values(x.ProxyHeader)
+	if len(h) == 0 || !x.FromProxy(r) {
+		return "", false, nil
+	}
+	if len(h) > 1 {
+		return "", true, refuse(ReasonBadToken, "several "+http.CanonicalHeaderKey(x.ProxyHeader)+" headers")
+	}
+	v := strings.TrimSpace(h[0])
+	if scheme, rest, found := strings.Cut(v, " "); found && strings.EqualFold(scheme, "Bearer") {
+		v = strings.TrimSpace(rest)
+	}
+	tok, err = checkShape(v)
+	return tok, true, err
 }
 
 func (x Extractor) cookie() string {

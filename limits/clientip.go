@@ -43,6 +43,12 @@ func (p Proxies) trusted(a netip.Addr) bool {
 	return false
 }
 
+// Trusts reports whether r comes straight from a trusted proxy, so a header that proxy sets may be believed.
+func (p Proxies) Trusts(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && p.trusted(ap.Addr().Unmap())
+}
+
 // ClientIP returns the address a request comes from: the peer, or, when the peer is a trusted proxy, the
 // right-most X-Forwarded-For entry that is not itself a trusted proxy. Entries left of that one were written by
 // the client and prove nothing. An unparsable entry stops the walk at the last hop that vouched for it.

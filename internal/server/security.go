@@ -40,7 +40,7 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error
 	s := &Security{
 		authn: &auth.Authenticator{
 			Anonymous: cfg.Auth.AnonymousAllowed(),
-			Extractor: auth.Extractor{Cookie: cfg.Auth.CookieName, AllowQuery: cfg.Auth.AllowQueryToken},
+			Extractor: auth.Extractor{Cookie: cfg.Auth.CookieName, AllowQuery: cfg.Auth.AllowQueryToken, ProxyHeader: cfg.Auth.ProxyHeader},
 		},
 		conns:       limits.NewConns(cfg.Limits.MaxConnections, cfg.Limits.MaxConnectionsPerIP),
 		rate:        limits.NewRate(cfg.Limits.PublishRate, cfg.Limits.PublishBurst),
@@ -60,6 +60,7 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error
 	errs = append(errs, err)
 	s.proxies, err = limits.ParseProxies(cfg.Limits.TrustedProxies)
 	errs = append(errs, err)
+	s.authn.Extractor.FromProxy = s.proxies.Trusts // auth.proxy_header is believed from limits.trusted_proxies only
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
