@@ -116,7 +116,8 @@ func duplicates(states []*TopicState) []action {
 			if w == nil {
 				w = &Workflow{ID: wf}
 			}
-			value := Duplicate + " fence:" + key + "@" + l.EventID.String()
+			// One occurrence is one holder going on with one stale fence, however many renewals it sends.
+			value := fmt.Sprintf("%s fence:%s@%s#%d", Duplicate, key, l.Holder, l.Fence)
 			if w.Marks[MarkDup].Value == value {
 				continue
 			}

@@ -5,6 +5,7 @@ import { parseDuration } from './ids.js';
 import { CardsView } from './cards.js';
 import { LogView } from './logview.js';
 import { AlarmsView, LocksView, StatusView } from './panels.js';
+import { TimelineView } from './timeline.js';
 import { Announcer } from './announce.js';
 import { age, count } from './format.js';
 
@@ -53,6 +54,8 @@ const logView = new LogView(store, {
   workflowOptions: $('workflow-options'), pause: $('log-pause'), multiTopic,
 });
 const locksView = new LocksView(store.locks, { body: $('locks'), empty: $('locks-empty'), count: $('locks-count') });
+const timelineView = new TimelineView($('timeline'), store);
+$('timeline').addEventListener('toggle', () => timelineView.render(Date.now(), true));
 const alarmsView = new AlarmsView(store.locks, $('alarms'), { afterFocus: $('cards') });
 const statusView = new StatusView(feed, {
   conn: $('conn'), label: $('conn-label'), detail: $('conn-detail'),
@@ -74,6 +77,7 @@ function flush() {
   cards.render(now);
   logView.render();
   locksView.render(now);
+  timelineView.render(now);
   alarmsView.render();
   statusView.render(now);
   announcer.feed(feed.state);

@@ -181,7 +181,7 @@ export class CardsView {
     setData(el, 'leaseAlarm', wf.leaseAlarm);
     setText(p.title, wf.title || wf.workflow);
     setText(p.glyph, glyph);
-    setText(p.statusText, wf.status === 'running' && wf.stalled ? 'Stalled · running' : label);
+    setText(p.statusText, stallText(wf) || label);
     setText(p.id, wf.title ? wf.workflow : '');
     setText(p.agent, wf.agent ? `agent ${wf.agent}` : '');
     setText(p.topic, this.multiTopic ? wf.topic : '');
@@ -194,7 +194,7 @@ export class CardsView {
     setText(p.msg, wf.message);
     p.msg.title = wf.message;
     p.lease.hidden = !wf.leaseAlarm;
-    setText(p.lease, wf.leaseAlarm ? `⚠ Lease ${wf.leaseAlarm === 'overlap' ? 'held twice' : wf.leaseAlarm}` : '');
+    setText(p.lease, leaseText(wf));
     this.updateClocks(wf, p, now);
     return entry;
   }
@@ -257,4 +257,15 @@ function setText(el, v) {
 
 function setData(el, k, v) {
   if (el.dataset[k] !== v) el.dataset[k] = v;
+}
+
+/** The hub's verdict says "stalled"; the page's own timer only hints at it. */
+function stallText(wf) {
+  if (!wf.stalled || (wf.status !== 'running' && wf.status !== 'queued')) return '';
+  return wf.stallHint ? `Stalled? · ${wf.status}, quiet` : `Stalled · hub verdict`;
+}
+
+function leaseText(wf) {
+  if (wf.leaseAlarm === 'duplicate') return `⚠ Duplicate run (hub verdict)${wf.duplicate ? ` on ${wf.duplicate}` : ''}`;
+  return wf.leaseAlarm ? `⚠ Lease ${wf.leaseAlarm === 'overlap' ? 'held twice' : wf.leaseAlarm}` : '';
 }

@@ -5,7 +5,7 @@ import { cmpId, formatCursor, idTime, parseEventId } from './ids.js';
 
 // EventSource only delivers named events to listeners registered by that exact name, so the types the console can
 // show are listed here; `?types=a,b` in the page URL adds more.
-export const KNOWN_TYPES = ['progress', 'lock', 'reset', 'message', 'log', 'info', 'notice', 'warn', 'warning',
+export const KNOWN_TYPES = ['health', 'progress', 'lock', 'reset', 'message', 'log', 'info', 'notice', 'warn', 'warning',
   'error', 'debug', 'trace', 'status', 'step', 'agent', 'metric', 'metrics', 'alert', 'audit', 'deploy', 'build',
   'test', 'output', 'stdout', 'stderr', 'dispatch', 'lease', 'workflow', 'task', 'job', 'note', 'system'];
 
@@ -85,10 +85,10 @@ export class Feed {
     const pos = this.positions.get(topic);
     const cursor = typeof snap.cursor === 'string' && snap.cursor ? snap.cursor : '0-0';
     this.store.clearTopic(topic);
-    const envs = [...Object.values(snap.workflows || {}), ...Object.values(snap.locks || {}),
-      ...Object.values(snap.health || {})]
-      .filter((e) => e && typeof e === 'object')
+    const byId = (list) => Object.values(list || {}).filter((e) => e && typeof e === 'object')
       .sort((a, b) => cmpId(a.id, b.id));
+    // The hub's verdicts go last: each one is about a workflow whose latest event may be newer than the verdict.
+    const envs = [...byId({ ...snap.workflows, ...prefixed(snap.locks) }), ...byId(snap.health)];
     for (const env of envs) {
       this.store.apply(topic, { id: env.id, type: env.type || 'progress', data: env.data },
         { time: this.toLocal(idTime(env.id), Date.now()), source: 'snapshot' });
@@ -325,4 +325,9 @@ function backoff(attempt) {
 
 function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A copy of a map with its keys made distinct from a workflow map's, so the two can be merged. */
+function prefixed(map) {
+  return Object.fromEntries(Object.entries(map || {}).map(([k, v]) => [`\u0000${k}`, v]));
 }

@@ -55,6 +55,10 @@ export function summarize(type, data) {
     const ttl = Number.isFinite(data.ttl_ms) ? ` · ttl ${duration(data.ttl_ms)}` : '';
     return `${data.key ?? '?'} ${data.state ?? ''}${who}${fence}${ttl}`;
   }
+  if (type === 'health') {
+    const key = data.key ? ` on ${data.key}` : '';
+    return `hub verdict: ${data.verdict ?? '?'}${key}${data.detail ? ` — ${data.detail}` : ''}`;
+  }
   for (const k of ['message', 'msg', 'text', 'line']) {
     if (typeof data[k] === 'string') return data[k];
   }

@@ -74,7 +74,7 @@ export class Locks {
       workflow: wf ? wf.workflow : lock.workflow, wfKey: wf ? wf.key : '', text, at: time, acked: false };
     this.alarms.set(id, alarm);
     if (wf) {
-      wf.leaseAlarm = kind;
+      if (kind === 'duplicate' || wf.leaseAlarm !== 'duplicate') wf.leaseAlarm = kind; // the hub's verdict outranks the page's own
       this.store.dirtyCards.add(wf.key);
     }
     if (this.alarms.size > MAX_ALARMS) {

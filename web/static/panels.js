@@ -49,7 +49,8 @@ function lockRow(l) {
     const a = document.createElement('strong');
     a.className = 'alarm-tag';
     a.dataset.alarm = l.alarm;
-    a.textContent = l.alarm === 'overlap' ? 'ALARM · two holders' : l.alarm === 'fence' ? 'ALARM · fence' : 'ALARM';
+    a.textContent = l.alarm === 'overlap' ? 'ALARM · two holders' : l.alarm === 'fence' ? 'ALARM · fence'
+      : l.alarm === 'duplicate' ? 'ALARM · duplicate run' : 'ALARM';
     stateCell.append(a);
   }
   const exp = cell('td', expires);
@@ -88,7 +89,7 @@ export class AlarmsView {
       div.dataset.key = a.key;
       if (a.workflow) div.dataset.workflow = a.workflow;
       const title = document.createElement('strong');
-      title.textContent = a.kind === 'overlap' ? 'Two lease holders' : a.kind === 'fence' ? 'Fence went backwards'
+      title.textContent = a.kind === 'duplicate' ? 'Duplicate run (hub verdict)' : a.kind === 'overlap' ? 'Two lease holders' : a.kind === 'fence' ? 'Fence went backwards'
         : `Lease ${a.kind}`;
       const text = document.createElement('span');
       text.textContent = `${a.text} · ${clock(a.at)}`;

@@ -73,46 +73,54 @@ export class TimelineView {
     this.svg = root.querySelector('#timeline-svg');
     this.summary = root.querySelector('#timeline-summary');
     this.windowSel = root.querySelector('#timeline-window');
-    this.windowMs = Number(this.windowSel?.value || 900000);
+    this.windowMs = Number(this.windowSel?.value || 0); // 0: fit what the console has seen
     this.windowSel?.addEventListener('change', () => { this.windowMs = Number(this.windowSel.value); this.render(Date.now(), true); });
     this.last = 0;
   }
 
+  /** The span from the earliest start the console knows (at least 5 s, at most an hour) to now. */
+  fit(now) {
+    let first = now;
+    for (const w of this.store.workflows.values()) first = Math.min(first, w.firstAt);
+    for (const l of this.store.timeline.keys.values()) for (const h of l.holds) first = Math.min(first, h.from);
+    return Math.min(3600000, Math.max(5000, (now - first) * 1.1));
+  }
+
   render(now, force = false) {
-    if (!this.svg || this.root.hidden) return;
+    if (!this.svg || !this.root.open) return;
     if (!force && now - this.last < 1000 && !this.store.timeline.dirty) return;
     this.last = now;
     this.store.timeline.dirty = false;
-    const from = now - this.windowMs;
+    const span = this.windowMs || this.fit(now);
+    const from = now - span;
     const wfs = [...this.store.workflows.values()].filter((w) => (Number.isFinite(w.endedAt) ? w.endedAt : w.lastAt) >= from)
       .sort((a, b) => a.firstAt - b.firstAt).slice(-40);
     const locks = [...this.store.timeline.keys.values()].filter((l) => l.holds.some((h) => (h.open ? now : h.to) >= from));
-    const labelW = 170, width = Math.max(this.svg.clientWidth || this.root.clientWidth || 600, 320), row = 20;
+    const labelW = 250, width = Math.max(this.svg.clientWidth || this.root.clientWidth || 600, 320), row = 20;
     const height = (wfs.length + locks.length + 1) * row + 24;
-    const x = (t) => labelW + ((Math.max(t, from) - from) / this.windowMs) * (width - labelW - 8);
+    const x = (t) => labelW + ((Math.max(t, from) - from) / span) * (width - labelW - 8);
     this.svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
     this.svg.setAttribute('height', String(height));
     this.svg.replaceChildren();
     let y = 4;
     const text = (tx, ty, s, cls) => this.svg.append(el('text', { x: tx, y: ty, class: cls }, s));
-    text(labelW, y + 10, `${minutes(this.windowMs)} ago`, 'tl-axis');
+    text(labelW, y + 10, `${minutes(span)} ago`, 'tl-axis');
     text(width - 8, y + 10, 'now', 'tl-axis tl-end');
     y += row;
     const problems = [];
     for (const wf of wfs) {
       const st = shownStatus(wf);
       const end = Number.isFinite(wf.endedAt) ? wf.endedAt : (st === 'running' || st === 'queued' || st === 'stalled' ? now : wf.lastAt);
-      text(4, y + 13, clip(wf.label), 'tl-label');
+      text(4, y + 13, `${clip(wf.label)} · ${st}`, 'tl-label');
       const bar = el('rect', { x: x(wf.firstAt), y: y + 3, width: Math.max(3, x(end) - x(wf.firstAt)), height: row - 6,
         class: `tl-bar tl-${st}` });
       bar.append(el('title', {}, `${wf.label}: ${st}`));
       this.svg.append(bar);
-      text(Math.min(x(end) + 4, width - 60), y + 13, st, 'tl-status');
       if (st === 'failed' || st === 'stalled') problems.push(`${wf.label} ${st}`);
       y += row;
     }
     for (const lane of locks) {
-      text(4, y + 13, `🔒 ${clip(lane.key)}`, 'tl-label');
+      text(4, y + 13, `lock ${clip(lane.key)}`, 'tl-label');
       lane.holds.forEach((h, i) => {
         const to = h.open ? now : h.to;
         if (to < from) return;
@@ -140,7 +148,7 @@ export class TimelineView {
       y += row;
     }
     this.svg.setAttribute('aria-label',
-      `Timeline of the last ${minutes(this.windowMs)}: ${wfs.length} workflows, ${locks.length} lock keys`);
+      `Timeline of the last ${minutes(span)}: ${wfs.length} workflows, ${locks.length} lock keys`);
     const said = problems.length ? `Needs attention: ${[...new Set(problems)].join('; ')}.` : 'Nothing needs attention in this window.';
     if (this.summary.textContent !== said) this.summary.textContent = said;
   }
@@ -154,9 +162,10 @@ function el(name, attrs, textContent) {
 }
 
 function clip(s) {
-  return s.length > 22 ? `${s.slice(0, 21)}…` : s;
+  return s.length > 24 ? `${s.slice(0, 23)}…` : s;
 }
 
 function minutes(ms) {
-  return ms >= 3600000 ? `${ms / 3600000} h` : `${ms / 60000} min`;
+  if (ms >= 3600000) return `${Math.round(ms / 360000) / 10} h`;
+  return ms >= 60000 ? `${Math.round(ms / 6000) / 10} min` : `${Math.round(ms / 1000)} s`;
 }
