@@ -99,7 +99,8 @@ type holder struct {
 	wf    *Workflow
 }
 
-// duplicates returns one verdict per key that two running workflows hold at once, given to the newest holder, and
+// duplicates returns one verdict per key that two running workflows hold at once, given to the holder with the
+// higher fence (the later acquisition), and
 // one per lock event whose fence went backwards.
 func duplicates(states []*TopicState) []action {
 	byKey := map[string][]holder{}
@@ -132,7 +133,10 @@ func duplicates(states []*TopicState) []action {
 		if len(hs) < 2 {
 			continue
 		}
-		slices.SortFunc(hs, func(a, b holder) int { return compareID(a.wf.Lock.EventID, b.wf.Lock.EventID) })
+		// The newer acquisition is the one with the higher fence; renewals do not change who came second.
+		slices.SortFunc(hs, func(a, b holder) int {
+			return cmp.Or(cmp.Compare(a.wf.Lock.Fence, b.wf.Lock.Fence), compareID(a.wf.Lock.EventID, b.wf.Lock.EventID))
+		})
 		newest := hs[len(hs)-1]
 		value := fmt.Sprintf("%s %s@%d", Duplicate, key, newest.wf.Lock.Fence)
 		if newest.wf.Marks[MarkDup].Value == value {

@@ -273,6 +273,8 @@ func TestTwoHoldersOfOneKeyAreOneDuplicate(t *testing.T) {
 	r.sweep(a)
 	r.publish("saga.2", "progress", `{"workflow":"B","status":"running"}`)
 	r.publish("saga.2", "lock", `{"key":"project-42","holder":"agent-b","fence":8,"state":"acquired","workflow":"B"}`)
+	// A renews after B acquired: B, with the higher fence, is still the second holder.
+	r.publish("saga.1", "lock", `{"key":"project-42","holder":"agent-a","fence":7,"state":"renewed","workflow":"A"}`)
 	for range 3 {
 		r.sweep(a)
 		r.sweep(b)
