@@ -9,6 +9,6 @@
 // client holds none. A full queue evicts that subscription (ReasonSlow), whose client reconnects and replays from the
 // store. A queue that a repair burst fills is not evicted: its consumer sees Lagged and reads the rest from the store
 // with CatchUp. Queues outlive their subscription, so no push can race with an end: Done tells the consumer to stop.
-// Each Subscription is consumed by one goroutine (Start, Ready, Take, Accept, Lagged, CatchUp); Close, Done and
-// Reason may be called from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
+// Each Subscription is consumed by one goroutine at a time, in the order that Subscription's documentation gives;
+// Close, Done and Reason may be called from anywhere. Hub.Close ends every subscription and returns; it owns no goroutine.
 package hub

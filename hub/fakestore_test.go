@@ -189,11 +189,12 @@ func ids(topic string, from, to uint64) []string {
 	return out
 }
 
-// drainAccepted takes what is queued for s now, passing each event through Accept as a consumer does.
+// drainAccepted takes what is queued for s now and keeps what Advance does not report as a duplicate, as a
+// consumer does.
 func drainAccepted(s *Subscription) []*Event {
 	var out []*Event
-	for _, ev := range s.Take(nil, s.Queued()) {
-		if s.Accept(ev) {
+	for _, ev := range s.Take(nil, s.queued()) {
+		if !s.Advance(ev) {
 			out = append(out, ev)
 		}
 	}

@@ -96,7 +96,7 @@ func consumeUntil(h *Hub, f From, last ID, published *atomic.Int64) ([]*Event, e
 		select {
 		case <-ready:
 			for _, ev := range s.Take(nil, 16) {
-				if s.Accept(ev) {
+				if !s.Advance(ev) {
 					out = append(out, ev)
 				}
 			}

@@ -74,7 +74,7 @@ func TestBroadcastOfResetAndEphemeralDoesNotPanic(t *testing.T) {
 	}
 }
 
-func TestAccept(t *testing.T) {
+func TestAdvance(t *testing.T) {
 	h := New(newFakeStore(), Config{})
 	s := mustSubscribe(t, h, "a", "b")
 	s.pos[0].last, s.pos[0].set = ID{Ms: 5}, true
@@ -83,29 +83,29 @@ func TestAccept(t *testing.T) {
 		return &Event{Topic: topic, ID: id, IDText: id.String()}
 	}
 	steps := []struct {
-		ev   *Event
-		want bool
+		ev  *Event
+		dup bool
 	}{
-		{ev("a", 4), false},        // below the position
-		{ev("a", 5), false},        // at the position: replayed already
-		{ev("a", 6), true},         // after it
-		{ev("a", 6), false},        // a duplicate
-		{ev("b", 1), true},         // no position yet: anything stored is new
-		{ev("b", 1), false},        // ...once
-		{ev("c", 9), false},        // not subscribed
-		{&Event{Topic: "a"}, true}, // ephemeral: never deduplicated
-		{NewReset("a", ResetLost, ID{}), true},
+		{ev("a", 4), true},          // below the position
+		{ev("a", 5), true},          // at the position: replayed already
+		{ev("a", 6), false},         // after it
+		{ev("a", 6), true},          // a duplicate
+		{ev("b", 1), false},         // no position yet: anything stored is new
+		{ev("b", 1), true},          // ...once
+		{ev("c", 9), true},          // not subscribed
+		{&Event{Topic: "a"}, false}, // ephemeral: never deduplicated
+		{NewReset("a", ResetLost, ID{}), false},
 	}
 	for i, st := range steps {
-		if got := s.Accept(st.ev); got != st.want {
-			t.Errorf("step %d: Accept(%s:%q) = %v, want %v", i, st.ev.Topic, st.ev.IDText, got, st.want)
+		if got := s.Advance(st.ev); got != st.dup {
+			t.Errorf("step %d: Advance(%s:%q) = %v, want %v", i, st.ev.Topic, st.ev.IDText, got, st.dup)
 		}
 	}
 	if id, ok := s.Position(0); !ok || id != (ID{Ms: 6}) {
 		t.Errorf("Position(0) = %v, %v; want 6-0, true", id, ok)
 	}
-	if s.Index("b") != 1 || s.Index("zz") != -1 {
-		t.Errorf("Index(b), Index(zz) = %d, %d; want 1, -1", s.Index("b"), s.Index("zz"))
+	if s.index("b") != 1 || s.index("zz") != -1 {
+		t.Errorf("index(b), index(zz) = %d, %d; want 1, -1", s.index("b"), s.index("zz"))
 	}
 }
 
@@ -135,10 +135,10 @@ func TestOverflowWhileLiveEvictsOnlyThatSubscription(t *testing.T) {
 		t.Errorf("hub_clients_evicted_total{reason=slow} = %v, want 1", v)
 	}
 	// The evicted subscription is unregistered: nothing more is queued for it.
-	queued := slow.Queued()
+	queued := slow.queued()
 	h.Broadcast(st.append("t", 1)[0])
-	if slow.Queued() != queued {
-		t.Errorf("Broadcast after eviction queued for the evicted subscription (%d → %d events)", queued, slow.Queued())
+	if slow.queued() != queued {
+		t.Errorf("Broadcast after eviction queued for the evicted subscription (%d → %d events)", queued, slow.queued())
 	}
 	if err := slow.Start(context.Background(), []From{{}}, &recSink{}); err == nil {
 		t.Errorf("Start on an evicted subscription = nil, want an EndedError")

@@ -27,7 +27,7 @@ const idleEvery = time.Second
 
 // Start hands a subscription from history over to live delivery. It waits until the live feed of every topic is
 // running, then replays each topic from its From to the stream's end through sink. Live events queued meanwhile are
-// kept; Accept later drops those already replayed. If the queue overflowed during the replay, Start drains it and
+// kept; Advance later reports those already replayed as duplicates. If the queue overflowed during the replay, Start drains it and
 // reads the stream again from where it got to, so a long replay never turns into an eviction.
 // When Start returns nil, every later event arrives through Take.
 func (s *Subscription) Start(ctx context.Context, from []From, sink Sink) error {

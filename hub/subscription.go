@@ -23,8 +23,18 @@ const (
 	stateEnded
 )
 
-// Subscription is one client's view of some topics: one bounded queue shared by all of them. Its methods other than
-// Close, Done and Reason belong to the one goroutine that consumes it.
+// Subscription is one client's view of some topics: one bounded queue shared by all of them.
+//
+// A consumer calls, in this order:
+//
+//  1. OnWake, if it has no goroutine of its own while idle (or must cut a blocked write short when the end comes);
+//  2. Start, which replays what the client missed through a Sink and hands over to live delivery;
+//  3. then, until Done: when woken (or Ready holds a value), CatchUp if Lagged, then Take, and Advance for each event
+//     taken, in order, delivering it unless Advance reports a duplicate; Position reads the cursor it has reached;
+//  4. Close, once it is finished with the subscription.
+//
+// Those methods belong to the one goroutine that consumes the subscription at a time. Close, Done and Reason may be
+// called from any goroutine.
 type Subscription struct {
 	hub    *Hub
 	topics []string
@@ -35,8 +45,7 @@ type Subscription struct {
 	endOnce sync.Once
 	done    chan struct{}
 	reason  atomic.Pointer[Reason]
-	onEnd   atomic.Pointer[func()]
-	notify  atomic.Pointer[func()]
+	onWake  atomic.Pointer[func()]
 }
 
 type position struct {
@@ -96,27 +105,22 @@ func (s *Subscription) end(r Reason) {
 			s.hub.cfg.Metrics.evicted.WithLabelValues(string(r)).Inc()
 		}
 		close(s.done)
-		if f := s.onEnd.Load(); f != nil {
-			(*f)()
-		}
+		s.wake()
 		s.hub.remove(s)
 	})
 }
 
-// Notify registers f to run after each event queued for the consumer and when the subscription lags, on the
-// goroutine that queued it (Broadcast's), so f must not block. A consumer that does not wait on Ready, because it
-// has no goroutine of its own while it is idle, uses it to be woken; it also registers OnEnd.
-func (s *Subscription) Notify(f func()) { s.notify.Store(&f) }
+// OnWake registers f to run after each event queued for the consumer, when the subscription lags, and once when it
+// ends (Done is closed by then). It runs on the goroutine that caused it (Broadcast's, or whichever ends the
+// subscription), so it must not block. A consumer that has no goroutine of its own while idle uses it to be woken; one
+// blocked in a write uses the end to cut that write short.
+func (s *Subscription) OnWake(f func()) { s.onWake.Store(&f) }
 
 func (s *Subscription) wake() {
-	if f := s.notify.Load(); f != nil {
+	if f := s.onWake.Load(); f != nil {
 		(*f)()
 	}
 }
-
-// OnEnd registers f to run once when the subscription ends, on the goroutine that ends it (often Broadcast's), so f
-// must not block. A consumer blocked in a write uses it to cut that write short.
-func (s *Subscription) OnEnd(f func()) { s.onEnd.Store(&f) }
 
 // Close ends the subscription (if it has not ended already) and unregisters it. It is idempotent.
 func (s *Subscription) Close() { s.end(ReasonClosed) }
@@ -133,35 +137,37 @@ func (s *Subscription) Reason() Reason {
 }
 
 // Take moves up to most queued events, oldest first, onto dst and returns it; it does not wait. After Start returns,
-// pass each event taken through Accept.
+// pass each event taken through Advance.
 func (s *Subscription) Take(dst []*Event, most int) []*Event { return s.q.take(dst, most) }
 
 // Ready returns a channel that holds a value while events may be queued: a consumer with a goroutine of its own
 // waits on it, then calls Take. A value can outlive the events it stood for, so Take may return none.
 func (s *Subscription) Ready() <-chan struct{} { return s.q.signal() }
 
-// Queued returns the number of events queued now.
-func (s *Subscription) Queued() int { return s.q.len() }
+// queued returns the number of events queued now.
+func (s *Subscription) queued() int { return s.q.len() }
 
 // Topics returns the subscribed topics, in the order given to Subscribe.
 func (s *Subscription) Topics() []string { return s.topics }
 
-// Accept reports whether the consumer should deliver ev, and records it as delivered. It drops an event at or below
-// the topic's last delivered id, which is how replay and live delivery meet without a duplicate.
-func (s *Subscription) Accept(ev *Event) bool {
+// Advance moves the position of ev's topic to ev, as delivered, and returns false; or, for an event at or below the
+// position already (a live copy of one replayed), it changes nothing and reports true: a duplicate, which the consumer
+// drops. This is how replay and live delivery meet without a gap or a duplicate. Events without an id (ephemeral,
+// resets) are never duplicates.
+func (s *Subscription) Advance(ev *Event) (duplicate bool) {
 	if !ev.Stored() {
-		return true
+		return false
 	}
 	i := s.index(ev.Topic)
 	if i < 0 {
-		return false
+		return true
 	}
 	p := &s.pos[i]
 	if p.set && !p.last.Less(ev.ID) {
-		return false
+		return true
 	}
 	p.last, p.set = ev.ID, true
-	return true
+	return false
 }
 
 func (s *Subscription) index(topic string) int {
@@ -175,6 +181,3 @@ func (s *Subscription) index(topic string) int {
 
 // Position returns the last delivered id of the i-th topic, and whether there is one.
 func (s *Subscription) Position(i int) (ID, bool) { return s.pos[i].last, s.pos[i].set }
-
-// Index returns the position of topic among the subscription's topics, or -1.
-func (s *Subscription) Index(topic string) int { return s.index(topic) }

@@ -84,7 +84,13 @@ func setStreamHeaders(hdr http.Header) {
 
 // serve streams until the stream ends and returns why. until is when the client's permission ends (zero: never).
 func (c *conn) serve(ctx context.Context, w http.ResponseWriter, from []hub.From, until time.Time) CloseReason {
-	c.sub.OnEnd(c.cut)
+	c.sub.OnWake(func() {
+		select {
+		case <-c.sub.Done():
+			c.cut()
+		default:
+		}
+	})
 	if err := c.open(w); err != nil {
 		return CloseWriteError
 	}
@@ -213,7 +219,7 @@ func (c *conn) send(batch []*hub.Event, live bool) error {
 	n := 0
 	for _, ev := range batch {
 		if live {
-			if !c.sub.Accept(ev) {
+			if c.sub.Advance(ev) {
 				continue
 			}
 			batch[n] = ev // live batches are the conn's own; replayed pages are shared and left alone

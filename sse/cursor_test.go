@@ -75,10 +75,10 @@ func TestAppendCursorRoundTrip(t *testing.T) {
 	}
 	defer sub.Close()
 	for _, ev := range []*hub.Event{stored("b.2", "5-1", "x", "1"), stored("c:3", "9-0", "x", "1")} {
-		sub.Accept(ev)
+		sub.Advance(ev)
 	}
 	ev := stored("a", "7-2", "x", "1")
-	sub.Accept(ev)
+	sub.Advance(ev)
 	cur := string(appendCursor(nil, sub, ev))
 	if want := "a=7-2;b.2=5-1;c:3=9-0"; cur != want {
 		t.Errorf("appendCursor after a=7-2, b.2=5-1, c:3=9-0 = %q, want %q", cur, want)

@@ -73,8 +73,14 @@ func (h *Handler) serveDetached(ctx context.Context, w http.ResponseWriter, nc n
 		h.wg.Add(1)
 		go d.read()
 	}
-	sub.OnEnd(func() { d.c.cut(); d.wake() })
-	sub.Notify(d.wake)
+	sub.OnWake(func() {
+		select {
+		case <-sub.Done():
+			d.c.cut()
+		default:
+		}
+		d.wake()
+	})
 
 	setStreamHeaders(w.Header())
 	head := append(rawHeader(w.Header(), time.Now()), chunk(retryFrame(h.cfg.Retry))...)
