@@ -80,8 +80,9 @@ func BenchmarkAppendCursor(b *testing.B) {
 }
 
 // BenchmarkConnLive is the whole live path of one event to n streams, minus the socket: Broadcast, each stream's
-// batch, Accept, framing, one write and one flush into a ResponseWriter that discards. The event and its encoding
-// are made once per event; the figures per delivery are what each client costs. "raw" streams write chunks to their connection (HTTP/1.1, detached); the others go through net/http's writer.
+// batch, Advance, framing, one write and one flush into a ResponseWriter that discards. The event and its encoding
+// are made once per event; the figures per delivery are what each client costs. "raw" streams write chunks to their
+// connection (HTTP/1.1 on the raw engine); the others go through net/http's writer.
 func BenchmarkConnLive(b *testing.B) {
 	for _, n := range []int{1, 1000} {
 		for _, raw := range []bool{false, true} {
@@ -98,7 +99,7 @@ func benchConnLive(b *testing.B, n int, raw bool) {
 	h := hub.New(benchNopStore{}, hub.Config{})
 	defer h.Close()
 	hd := New(h, Config{})
-	conns := make([]*conn, n)
+	conns := make([]*stream, n)
 	for i := range conns {
 		sub, err := h.Subscribe([]string{"project.42"})
 		if err != nil {
@@ -107,13 +108,14 @@ func benchConnLive(b *testing.B, n int, raw bool) {
 		if err := sub.Start(context.Background(), []hub.From{{}}, benchNopSink{}); err != nil {
 			b.Fatal(err)
 		}
-		var out output = newHTTPOutput(&discardWriter{h: http.Header{}})
+		var out output = newHTTPOutput(&discardWriter{h: http.Header{}}, &http.Request{ProtoMajor: 1}, sub.Done())
 		if raw {
-			ro := newRawOutput(devNull(b), sub.Done())
+			ro := newRawOutput(devNull(b), sub.Done(), nil)
 			ro.shared = true // as on a worker: non-blocking writes
 			out = ro
 		}
-		conns[i] = newConn(hd, out, sub)
+		conns[i] = &stream{}
+		conns[i].init(hd, out, sub, time.Time{})
 	}
 	data := `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`
 	b.ReportAllocs()

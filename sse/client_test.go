@@ -14,6 +14,50 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
+// transport is a way a client reaches the handler. Every stream test runs over each: the raw engine takes HTTP/1.1
+// over plain TCP; net/http keeps it when the engine is off, and always keeps HTTP/2 (over TLS, or h2c behind a
+// proxy).
+type transport struct {
+	name     string
+	noDetach bool
+	proto    int // the response's ProtoMajor
+	start    func(h http.Handler) (*httptest.Server, *http.Client)
+}
+
+var (
+	rawHTTP1 = transport{name: "raw-http1", proto: 1, start: startPlain}
+	netHTTP1 = transport{name: "nethttp-http1", noDetach: true, proto: 1, start: startPlain}
+	http2TLS = transport{name: "http2-tls", proto: 2, start: func(h http.Handler) (*httptest.Server, *http.Client) {
+		srv := httptest.NewUnstartedServer(h)
+		srv.EnableHTTP2 = true
+		srv.StartTLS()
+		return srv, srv.Client()
+	}}
+	h2c = transport{name: "h2c", proto: 2, start: func(h http.Handler) (*httptest.Server, *http.Client) {
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config.Protocols = new(http.Protocols)
+		srv.Config.Protocols.SetHTTP1(true)
+		srv.Config.Protocols.SetUnencryptedHTTP2(true)
+		srv.Start()
+		tr := &http.Transport{Protocols: new(http.Protocols)}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		return srv, &http.Client{Transport: tr}
+	}}
+	transports = []transport{rawHTTP1, netHTTP1, http2TLS, h2c}
+)
+
+func startPlain(h http.Handler) (*httptest.Server, *http.Client) {
+	srv := httptest.NewServer(h)
+	return srv, &http.Client{Transport: &http.Transport{}}
+}
+
+// overTransports runs test once per transport, as a subtest.
+func overTransports(t *testing.T, test func(t *testing.T, tr transport)) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { test(t, tr) })
+	}
+}
+
 // env is a hub with an in-memory store behind an /events handler on a real HTTP server.
 type env struct {
 	store  *memStore
@@ -21,17 +65,20 @@ type env struct {
 	srv    *httptest.Server
 	hd     *Handler
 	client *http.Client
-	cfg    Config
+	tr     transport
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+// newEnv serves the handler over raw HTTP/1.1, the transport of the raw engine's own tests.
+func newEnv(t *testing.T, cfg Config) *env { return newEnvOver(t, rawHTTP1, hub.Config{}, cfg) }
+
+func newEnvOver(t *testing.T, tr transport, hcfg hub.Config, cfg Config) *env {
 	t.Helper()
 	st := newMemStore()
-	h := hub.New(st, hub.Config{})
+	h := hub.New(st, hcfg)
+	cfg.NoDetach = tr.noDetach
 	hd := New(h, cfg)
-	srv := httptest.NewServer(hd)
-	tr := &http.Transport{}
-	e := &env{store: st, hub: h, srv: srv, hd: hd, client: &http.Client{Transport: tr}, cfg: cfg}
+	srv, client := tr.start(hd)
+	e := &env{store: st, hub: h, srv: srv, hd: hd, client: client, tr: tr}
 	t.Cleanup(func() {
 		h.Close() // ends the streams, so the server can close
 		srv.Close()
@@ -40,7 +87,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 		if err := hd.Shutdown(ctx); err != nil {
 			t.Errorf("streams still open 5s after the hub closed: %v", err)
 		}
-		tr.CloseIdleConnections()
+		client.CloseIdleConnections()
 	})
 	return e
 }
@@ -62,12 +109,13 @@ func (f frame) String() string {
 	return "id=" + f.id + " event=" + f.event + " data=" + strings.Join(f.data, "\\n")
 }
 
-// stream is an open /events response read frame by frame on its own goroutine.
-type stream struct {
+// sseStream is an open /events response read frame by frame on its own goroutine.
+type sseStream struct {
 	t      *testing.T
 	resp   *http.Response
 	frames chan frame
 	done   chan struct{}
+	err    error // why reading ended (io.EOF: the body ended cleanly); set before done is closed
 }
 
 func (e *env) get(t *testing.T, query string, header http.Header) *http.Response {
@@ -83,10 +131,13 @@ func (e *env) get(t *testing.T, query string, header http.Header) *http.Response
 	if err != nil {
 		t.Fatalf("GET /events?%s: %v", query, err)
 	}
+	if resp.ProtoMajor != e.tr.proto {
+		t.Fatalf("GET /events?%s over %s came back as %s", query, e.tr.name, resp.Proto)
+	}
 	return resp
 }
 
-func (e *env) open(t *testing.T, query string, lastEventID string) *stream {
+func (e *env) open(t *testing.T, query string, lastEventID string) *sseStream {
 	t.Helper()
 	h := http.Header{}
 	if lastEventID != "" {
@@ -98,13 +149,17 @@ func (e *env) open(t *testing.T, query string, lastEventID string) *stream {
 		resp.Body.Close()
 		t.Fatalf("GET /events?%s (Last-Event-ID %q) = %d %s, want 200", query, lastEventID, resp.StatusCode, b)
 	}
-	s := &stream{t: t, resp: resp, frames: make(chan frame, 4096), done: make(chan struct{})}
+	return readStream(t, resp)
+}
+
+func readStream(t *testing.T, resp *http.Response) *sseStream {
+	s := &sseStream{t: t, resp: resp, frames: make(chan frame, 4096), done: make(chan struct{})}
 	go s.read()
 	t.Cleanup(s.close)
 	return s
 }
 
-func (s *stream) read() {
+func (s *sseStream) read() {
 	defer close(s.done)
 	defer close(s.frames)
 	r := bufio.NewReader(s.resp.Body)
@@ -113,6 +168,7 @@ func (s *stream) read() {
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
+			s.err = err
 			return
 		}
 		line = strings.TrimSuffix(line, "\n")
@@ -141,18 +197,18 @@ func (s *stream) read() {
 	}
 }
 
-func (s *stream) close() {
+func (s *sseStream) close() {
 	s.resp.Body.Close()
 	<-s.done
 }
 
 // next returns the next frame, failing the test if none comes within d or the stream ends.
-func (s *stream) next(d time.Duration) frame {
+func (s *sseStream) next(d time.Duration) frame {
 	s.t.Helper()
 	select {
 	case f, ok := <-s.frames:
 		if !ok {
-			s.t.Fatalf("stream ended, want another frame")
+			s.t.Fatalf("stream ended (%v), want another frame", s.err)
 		}
 		return f
 	case <-time.After(d):
@@ -162,7 +218,7 @@ func (s *stream) next(d time.Duration) frame {
 }
 
 // nextEvent skips heartbeats and retry hints.
-func (s *stream) nextEvent(d time.Duration) frame {
+func (s *sseStream) nextEvent(d time.Duration) frame {
 	s.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -174,7 +230,7 @@ func (s *stream) nextEvent(d time.Duration) frame {
 }
 
 // ended waits for the end of the stream and returns the frames that came before it.
-func (s *stream) ended(d time.Duration) ([]frame, bool) {
+func (s *sseStream) ended(d time.Duration) ([]frame, bool) {
 	var got []frame
 	timeout := time.After(d)
 	for {

@@ -1,15 +1,11 @@
 package sse
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"net/http"
-	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -34,10 +30,18 @@ type Config struct {
 	MaxTopics      int           // topics per connection (default 32)
 	MaxCursorBytes int           // Last-Event-ID length (default 8 KiB)
 	MaxHistory     int           // history=N is capped here (default hub.DefaultMaxReplay, the hub's own replay bound)
-	Logger         zerolog.Logger
-	Metrics        *Metrics
-	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end). An error that
-	// has a Status() int method is answered with that status, any other with 403.
+	// NoDetach keeps every stream with net/http, one goroutine each: the raw HTTP/1.1 engine (stream_raw.go) off.
+	NoDetach bool
+	Logger   zerolog.Logger
+	Metrics  *Metrics
+	// Admit, when set, is asked first about every request: an error refuses it (with 503, see Authorize for how an
+	// error chooses its answer); a release it returns (nil: none) is called once, when the stream ends or the request
+	// is refused after all. It holds what a stream keeps for its life, such as a connection slot: a raw stream
+	// outlives the ServeHTTP call, so a middleware could not.
+	Admit func(r *http.Request) (release func(), err error)
+	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end); the stream ends
+	// with an auth-expired event then. An error that has a Status() int method is answered with that status, any
+	// other with 403; one with a SetHeaders(http.Header) method sets the answer's headers too.
 	Authorize func(r *http.Request, topics []string) (until time.Time, err error)
 }
 
@@ -66,30 +70,18 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Handler serves GET /events: it validates the request, subscribes to the hub and streams frames until the client
-// leaves, is evicted, or the hub shuts down. HTTP/1.1 streams outlive their ServeHTTP call (see detached): close
-// the hub, then call Shutdown to wait for them.
+// Handler serves GET /events: it admits and validates the request, subscribes to the hub and streams frames until
+// the client leaves, is evicted, its permission ends, or the hub shuts down. Raw HTTP/1.1 streams outlive their
+// ServeHTTP call (see rawStream): close the hub, then call Shutdown to wait for them.
 type Handler struct {
 	hub *hub.Hub
 	cfg Config
-
-	wg         sync.WaitGroup // detached streams and their goroutines, the heartbeat wheel and the workers
-	reg        registry
-	work       chan *detached  // detached streams woken and waiting for a worker
-	helpers    atomic.Int32    // extra workers running (see helpWhenBacklogged)
-	maxHelpers int             // GOMAXPROCS when the handler was made: runtime.GOMAXPROCS takes a global lock
-	ctx        context.Context // for the store reads of detached streams; cancelled by Shutdown
-	cancel     context.CancelFunc
+	engine
 }
-
-// workQueue bounds the detached streams waiting for a worker; a wake beyond it runs the stream on its own goroutine.
-const workQueue = 1 << 14
 
 // New returns the /events handler for h.
 func New(h *hub.Hub, cfg Config) *Handler {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Handler{hub: h, cfg: cfg.withDefaults(), ctx: ctx, cancel: cancel, work: make(chan *detached, workQueue),
-		maxHelpers: runtime.GOMAXPROCS(0)}
+	return &Handler{hub: h, cfg: cfg.withDefaults(), engine: newEngine()}
 }
 
 // request is a validated /events request.
@@ -100,49 +92,83 @@ type request struct {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req, until, ok := h.admit(w, r)
+	release, ok := h.admit(w, r)
 	if !ok {
+		return
+	}
+	req, until, ok := h.authorize(w, r)
+	if !ok {
+		release()
 		return
 	}
 	sub, err := h.hub.Subscribe(req.topics)
 	if err != nil {
+		release()
 		h.cfg.Metrics.rejected.WithLabelValues("503").Inc()
 		writeError(w, http.StatusServiceUnavailable, "the hub is shutting down; reconnect to another replica")
 		return
 	}
 	info := h.opened(r, req)
-	// Counted before the hijack, while the HTTP server still counts the request: a shutdown that has waited for
-	// the server then sees the stream here.
-	h.wg.Add(1)
-	if nc := hijack(w, r); nc != nil {
-		h.serveDetached(r.Context(), w, nc, sub, req, until, info, takeSlot(r))
-		return
+	if !h.cfg.NoDetach {
+		// Counted before the hijack, while the HTTP server still counts the request: a shutdown that has waited for
+		// the server then sees the stream here.
+		h.wg.Add(1)
+		if nc := hijack(w, r); nc != nil {
+			h.serveRaw(r.Context(), w, nc, sub, req, until, info, release)
+			return
+		}
+		h.wg.Done()
 	}
-	h.wg.Done()
+	defer release()
 	defer sub.Close()
-	c := newConn(h, newHTTPOutput(w), sub)
-	reason := c.serve(r.Context(), w, req.from, until)
-	h.closed(info, reason, c.delivered)
+	s := &stream{}
+	s.init(h, newHTTPOutput(w, r, sub.Done()), sub, until)
+	reason := s.serve(r.Context(), req.from)
+	h.closed(info, reason, s.delivered)
 }
 
-// admit validates and authorizes a request, answering it with an error when it must not stream.
-func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (req *request, until time.Time, ok bool) {
+// admit asks Config.Admit about r, answering it when it is refused. The release it returns is never nil.
+func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	if h.cfg.Admit == nil {
+		return func() {}, true
+	}
+	release, err := h.cfg.Admit(r)
+	if err != nil {
+		h.refuse(w, http.StatusServiceUnavailable, err)
+		return nil, false
+	}
+	if release == nil {
+		release = func() {}
+	}
+	return release, true
+}
+
+// authorize validates and authorizes a request, answering it with an error when it must not stream.
+func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) (req *request, until time.Time, ok bool) {
 	req, status, err := h.parse(r)
 	if err == nil && h.cfg.Authorize != nil {
-		if until, err = h.cfg.Authorize(r, req.topics); err != nil {
-			status = http.StatusForbidden
-			var se interface{ Status() int }
-			if errors.As(err, &se) {
-				status = se.Status()
-			}
-		}
+		status = http.StatusForbidden
+		until, err = h.cfg.Authorize(r, req.topics)
 	}
 	if err != nil {
-		h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
-		writeError(w, status, err.Error())
+		h.refuse(w, status, err)
 		return nil, until, false
 	}
 	return req, until, true
+}
+
+// refuse answers a request that may not stream with err: with err's own status and headers when it has them.
+func (h *Handler) refuse(w http.ResponseWriter, status int, err error) {
+	var se interface{ Status() int }
+	if errors.As(err, &se) {
+		status = se.Status()
+	}
+	var sh interface{ SetHeaders(http.Header) }
+	if errors.As(err, &sh) {
+		sh.SetHeaders(w.Header())
+	}
+	h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
+	writeError(w, status, err.Error())
 }
 
 // streamInfo is what the stream logs say about a stream.

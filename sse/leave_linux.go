@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// leaver notices clients that leave (FIN or RST) without a goroutine per stream: the connections of detached
+// leaver notices clients that leave (FIN or RST) without a goroutine per stream: the connections of raw
 // streams are registered, edge-triggered, in an epoll set of their own, which the heartbeat wheel waits on between
 // its ticks. Go's poller keeps its own registration of the same sockets; the two do not interfere.
 type leaver struct {
 	ep  int
 	mu  sync.Mutex
-	fds map[int32]*detached
+	fds map[int32]*rawStream
 	evs []syscall.EpollEvent // the wheel's only
 }
 
@@ -25,16 +25,16 @@ func newLeaver() *leaver {
 	if err != nil {
 		return nil // the streams get a reader goroutine each instead
 	}
-	return &leaver{ep: ep, fds: make(map[int32]*detached), evs: make([]syscall.EpollEvent, 256)}
+	return &leaver{ep: ep, fds: make(map[int32]*rawStream), evs: make([]syscall.EpollEvent, 256)}
 }
 
 // add watches d's connection; false when it cannot.
-func (l *leaver) add(d *detached) bool {
-	if l == nil || d.out.rc == nil {
+func (l *leaver) add(d *rawStream) bool {
+	if l == nil || d.raw.rc == nil {
 		return false
 	}
 	var err error
-	cerr := d.out.rc.Control(func(fd uintptr) {
+	cerr := d.raw.rc.Control(func(fd uintptr) {
 		d.fd = int32(fd)
 		l.mu.Lock()
 		l.fds[d.fd] = d // before the registration, so that an event at once finds it
@@ -53,7 +53,7 @@ func (l *leaver) add(d *detached) bool {
 }
 
 // remove stops watching d's connection; call it before the connection closes, so its number is not yet reused.
-func (l *leaver) remove(d *detached) {
+func (l *leaver) remove(d *rawStream) {
 	l.mu.Lock()
 	if l.fds[d.fd] == d {
 		delete(l.fds, d.fd)
@@ -73,7 +73,7 @@ func (l *leaver) wait(d time.Duration) {
 		s := l.fds[ev.Fd]
 		l.mu.Unlock()
 		if s != nil && s.left() {
-			s.c.sub.Close()
+			s.sub.Close()
 		}
 	}
 }
@@ -83,9 +83,9 @@ func (l *leaver) close() { _ = syscall.Close(l.ep) }
 // left reads what the client sent, without waiting: a client sends nothing after its request, so only the end of
 // its side (or an error) counts. An event can be stale (its number reused by a newer connection): then there is
 // nothing to read and the stream stays.
-func (d *detached) left() bool {
+func (d *rawStream) left() bool {
 	gone := false
-	_ = d.out.rc.Read(func(fd uintptr) bool {
+	_ = d.raw.rc.Read(func(fd uintptr) bool {
 		for {
 			n, err := syscall.Read(int(fd), d.rbuf[:])
 			switch {

@@ -4,11 +4,11 @@ package sse
 
 import "time"
 
-// leaver has no poller of its own outside Linux: each detached stream gets a reader goroutine (detached.read).
+// leaver has no poller of its own outside Linux: each raw stream gets a reader goroutine (rawStream.read).
 type leaver struct{}
 
-func newLeaver() *leaver             { return nil }
-func (l *leaver) add(*detached) bool { return false }
-func (l *leaver) remove(*detached)   {}
-func (l *leaver) wait(time.Duration) {}
-func (l *leaver) close()             {}
+func newLeaver() *leaver              { return nil }
+func (l *leaver) add(*rawStream) bool { return false }
+func (l *leaver) remove(*rawStream)   {}
+func (l *leaver) wait(time.Duration)  {}
+func (l *leaver) close()              {}

@@ -1,197 +1,39 @@
 package sse
 
-import (
-	"net"
-	"net/http"
-	"strconv"
-	"syscall"
-	"time"
-)
+import "time"
 
-// output is where a stream's bytes go: net/http's ResponseWriter (HTTP/2, TLS), or the raw connection of an
-// HTTP/1.1 stream taken over from net/http (see detached). Bytes handed to write are already framed for it.
+// output is where a stream's bytes go, framed for it: net/http's ResponseWriter (httpOutput: HTTP/2, TLS, or every
+// stream when the raw engine is off), or the raw connection of an HTTP/1.1 stream taken over from net/http
+// (rawOutput, see rawStream), which frames its body as chunks itself. The stream builds payloads and leaves the
+// framing, the deadlines and what a failed write means to the output.
 type output interface {
-	write(b []byte) error // the whole of b, flushed (or, for a raw stream on a worker, kept as pending)
-	setWriteDeadline(t time.Time) error
-	cut() // from any goroutine: end a write in progress now
+	// open starts the response and returns its first bytes: the head, where the output writes it itself, and the
+	// frame p.
+	open(p []byte) []byte
+	// room is how many bytes the output needs in front of a payload for its framing; frame frames the payload
+	// b[room():], in place where it can, and returns the buffer to keep (it may have grown) and the bytes to write.
+	room() int
+	frame(b []byte) (keep, out []byte)
+	// heartbeat is the heartbeat comment, framed.
+	heartbeat() []byte
+	// last frames p as the last words of the stream, ending the body where the output frames it.
+	last(p []byte) []byte
+
+	// write writes the whole of b, flushed, unless the subscription (done) has ended: then it returns errEnded,
+	// except for the last words (after finalDeadline). A raw output on a shared worker keeps what the socket does
+	// not take at once as pending instead (holding), and b with it: the caller must not reuse b then.
+	write(b []byte) error
+	holding() bool
+	// setWriteDeadline bounds the writes from now on. rest tells the output that the stream has written what it had
+	// and waits; it reports true if it cleared the deadline (the next write must arm it again): over HTTP/2 a
+	// deadline that passes while nothing is written resets the stream.
+	setWriteDeadline(t time.Time)
+	rest() bool
+	// cut ends a write in progress now; it may be called from any goroutine (the subscription's end).
+	cut()
 	// finalDeadline is the deadline of the last words of a stream that has ended, which cut may have set to the past.
 	finalDeadline(t time.Time)
+	// leftOnError reports whether any failed write means the client left: true where nothing else tells (a raw
+	// connection); net/http cancels the request's context instead.
+	leftOnError() bool
 }
-
-// httpOutput writes through net/http, which frames the body itself.
-type httpOutput struct {
-	w  http.ResponseWriter
-	rc *http.ResponseController
-}
-
-func newHTTPOutput(w http.ResponseWriter) httpOutput {
-	return httpOutput{w: w, rc: http.NewResponseController(w)}
-}
-
-func (o httpOutput) write(b []byte) error {
-	if _, err := o.w.Write(b); err != nil {
-		return err
-	}
-	return o.rc.Flush()
-}
-
-func (o httpOutput) setWriteDeadline(t time.Time) error { return o.rc.SetWriteDeadline(t) }
-func (o httpOutput) cut()                               { _ = o.rc.SetWriteDeadline(time.Now()) }
-func (o httpOutput) finalDeadline(t time.Time)          { _ = o.rc.SetWriteDeadline(t) }
-
-// rawOutput writes HTTP/1.1 chunks straight to the connection, one write syscall per batch. On a shared worker
-// (shared) it never blocks: what the socket does not take at once is kept as pending, in order, and the stream
-// moves to a goroutine of its own to write it there. Elsewhere (the handler's goroutine, or the stream's own) a write
-// blocks, within the deadline, which is armed only then: a write that does not wait needs none.
-type rawOutput struct {
-	nc       net.Conn
-	rc       syscall.RawConn // nil if nc has no file descriptor: then every write blocks
-	done     <-chan struct{} // the subscription's end, checked once a blocking write's deadline is armed
-	shared   bool
-	final    bool // the stream has ended and writes its last words: the end no longer stops a write
-	deadline time.Time
-	pending  []byte
-
-	// arguments and results of the non-blocking write, whose callback (try) is made once per stream
-	b   []byte
-	n   int
-	err error
-	try func(fd uintptr) bool
-}
-
-func newRawOutput(nc net.Conn, done <-chan struct{}) *rawOutput {
-	o := &rawOutput{nc: nc, done: done}
-	if sc, ok := nc.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			o.rc = rc
-			o.try = o.tryOnce
-		}
-	}
-	return o
-}
-
-func (o *rawOutput) write(b []byte) error {
-	switch {
-	case len(o.pending) > 0: // the caller stops writing once blocked; a final frame may still queue behind
-		o.pending = append(o.pending, b...)
-		return nil
-	case !o.shared || o.rc == nil:
-		return o.writeBlocking(b)
-	}
-	n, err := o.tryWrite(b)
-	if err == nil && n < len(b) {
-		o.pending = b[n:] // not copied: while blocked, the output holds b and its writer must not reuse it
-	}
-	return err
-}
-
-// share moves the output to a shared worker. Its writes do not wait, so they need no deadline; the connection's
-// must go, since one that has passed refuses even a write that does not wait.
-func (o *rawOutput) share() {
-	_ = o.nc.SetWriteDeadline(time.Time{})
-	o.shared = true
-}
-
-// blocked reports whether a write is left pending: the stream must move to its own goroutine before writing more.
-func (o *rawOutput) blocked() bool { return len(o.pending) > 0 }
-
-// flushPending writes what is pending, blocking within the deadline.
-func (o *rawOutput) flushPending() error {
-	err := o.writeBlocking(o.pending)
-	o.pending = nil
-	return err
-}
-
-// writeBlocking arms the deadline and then checks the subscription's end: cut (its OnEnd) sets the deadline to now
-// after the end, so whichever of the two comes last, an evicted client's write does not wait.
-func (o *rawOutput) writeBlocking(b []byte) error {
-	_ = o.nc.SetWriteDeadline(o.deadline)
-	if !o.final {
-		select {
-		case <-o.done:
-			return errEnded
-		default:
-		}
-	}
-	_, err := o.nc.Write(b)
-	return err
-}
-
-// tryWrite writes what the socket takes now, without waiting.
-func (o *rawOutput) tryWrite(b []byte) (int, error) {
-	o.b, o.n, o.err = b, 0, nil
-	if err := o.rc.Write(o.try); err != nil {
-		return 0, err
-	}
-	n, err := o.n, o.err
-	o.b, o.err = nil, nil
-	if err == syscall.EAGAIN {
-		err = nil
-	}
-	return n, err
-}
-
-// tryOnce is the RawConn callback: returning true means "do not wait for the socket to become writable".
-func (o *rawOutput) tryOnce(fd uintptr) bool {
-	for {
-		n, err := syscall.Write(int(fd), o.b)
-		if err == syscall.EINTR {
-			continue
-		}
-		o.n, o.err = max(n, 0), err
-		return true
-	}
-}
-
-func (o *rawOutput) setWriteDeadline(t time.Time) error { o.deadline = t; return nil }
-func (o *rawOutput) cut()                               { _ = o.nc.SetWriteDeadline(time.Now()) }
-
-// finalDeadline also applies to a write that does not wait: the connection's deadline, once passed, refuses any.
-func (o *rawOutput) finalDeadline(t time.Time) {
-	o.final, o.deadline = true, t
-	_ = o.nc.SetWriteDeadline(t)
-}
-
-// chunkRoom is what a raw stream reserves before each payload: up to 8 hex digits of size and CRLF.
-const chunkRoom = 10
-
-// lastChunk ends a chunked body.
-var lastChunk = []byte("0\r\n\r\n")
-
-// chunkInPlace frames the payload b[chunkRoom:] as one chunk: the size goes right before it and CRLF after it. It
-// returns b (grown by the CRLF; the buffer to keep) and the chunk, which starts inside it.
-func chunkInPlace(b []byte) (buf, chunk []byte) {
-	n := len(b) - chunkRoom
-	b = append(b, '\r', '\n')
-	var hex [8]byte
-	size := strconv.AppendUint(hex[:0], uint64(n), 16)
-	start := chunkRoom - 2 - len(size)
-	copy(b[start:], size)
-	b[chunkRoom-2], b[chunkRoom-1] = '\r', '\n'
-	return b, b[start:]
-}
-
-// chunk returns p as one chunk, in a new slice: for the few fixed frames (retry hint, heartbeat, final words).
-func chunk(p []byte) []byte {
-	b := make([]byte, chunkRoom, chunkRoom+len(p)+2)
-	_, c := chunkInPlace(append(b, p...))
-	return c
-}
-
-var heartbeatChunk = chunk(heartbeat)
-
-// rawHeader is the response head of a raw stream: net/http's own for an event stream, chunked, and closed at the
-// end (the connection is never reused after a stream).
-func rawHeader(h http.Header, now time.Time) []byte {
-	b := []byte("HTTP/1.1 200 OK\r\n")
-	h.Set("Date", now.UTC().Format(http.TimeFormat))
-	h.Set("Transfer-Encoding", "chunked")
-	h.Set("Connection", "close")
-	w := appendWriter{b}
-	_ = h.Write(&w)
-	return append(w.b, '\r', '\n')
-}
-
-type appendWriter struct{ b []byte }
-
-func (w *appendWriter) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }

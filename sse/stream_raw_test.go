@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,7 +69,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestDetachedIdleStreamsKeepNoGoroutine(t *testing.T) {
 	e := newEnv(t, Config{})
 	const n = 20
-	streams := make([]*stream, n)
+	streams := make([]*sseStream, n)
 	for i := range streams {
 		streams[i] = e.open(t, "topic=a", "0-0") // from the start: a fresh stream would skip events sent before it is live
 		streams[i].next(wait)                    // the retry hint
@@ -83,14 +82,14 @@ func TestDetachedIdleStreamsKeepNoGoroutine(t *testing.T) {
 			s.nextEvent(wait)
 		}
 	}
-	eventually(t, "detached streams still have writers or handlers", func() bool {
-		return goroutinesIn("sse.(*detached).run") == 0 && goroutinesIn("sse.(*Handler).ServeHTTP") == 0
+	eventually(t, "raw streams still have writers or handlers", func() bool {
+		return goroutinesIn("sse.(*rawStream).run") == 0 && goroutinesIn("sse.(*Handler).ServeHTTP") == 0
 	})
 	want := n
 	if runtime.GOOS == "linux" {
 		want = 0
 	}
-	if got := goroutinesIn("sse.(*detached).read"); got != want {
+	if got := goroutinesIn("sse.(*rawStream).read"); got != want {
 		t.Errorf("%d readers for %d idle streams, want %d", got, n, want)
 	}
 	for _, s := range streams {
@@ -130,7 +129,7 @@ func TestClientBytesAfterTheRequestDoNotEndTheStream(t *testing.T) {
 	readUntil("id: 1-0")
 }
 
-// A detached stream's writes do not wait, so they carry no deadline: one armed during the replay must not refuse
+// A raw stream's writes do not wait, so they carry no deadline: one armed during the replay must not refuse
 // them once it has passed.
 func TestDetachedStreamOutlivesItsWriteTimeout(t *testing.T) {
 	e := newEnv(t, Config{WriteTimeout: 50 * time.Millisecond})
@@ -161,51 +160,9 @@ func TestStalledClientsDoNotHoldTheWorkers(t *testing.T) {
 			t.Fatalf("event %d: reading client got %v, want %s", i, f, ev.IDText)
 		}
 	}
-	if n := goroutinesIn("sse.(*detached).runOwn"); n == 0 {
+	if n := goroutinesIn("sse.(*rawStream).runOwn"); n == 0 {
 		t.Errorf("no stream moved to a goroutine of its own: the stalled clients' sockets never filled")
 	}
-}
-
-// The connection slot a middleware holds (Keep) is released when the stream ends, not when its handler returns;
-// a refused request releases it at once.
-func TestKeepHoldsTheSlotForTheStreamsLife(t *testing.T) {
-	h := hub.New(newMemStore(), hub.Config{})
-	hd := New(h, Config{})
-	var held atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		held.Add(1)
-		r, done := Keep(r, func() { held.Add(-1) })
-		defer done()
-		hd.ServeHTTP(w, r)
-	}))
-	defer func() {
-		h.Close()
-		srv.Close()
-		if err := hd.Shutdown(context.Background()); err != nil {
-			t.Error(err)
-		}
-	}()
-	resp, err := http.Get(srv.URL + "/events?topic=bad*topic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadRequest || held.Load() != 0 {
-		t.Fatalf("refused request: status %d, %d slots held; want 400 and 0", resp.StatusCode, held.Load())
-	}
-	resp, err = http.Get(srv.URL + "/events?topic=a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "the handler is still running", func() bool { return goroutinesIn("sse.(*Handler).ServeHTTP") == 0 })
-	if held.Load() != 1 {
-		t.Fatalf("open stream whose handler returned: %d slots held, want 1", held.Load())
-	}
-	resp.Body.Close()
-	eventually(t, "the slot is still held after the client left", func() bool { return held.Load() == 0 })
 }
 
 // A shutdown that runs out of time cuts the streams still open and waits for their goroutines.
@@ -238,7 +195,7 @@ func TestShutdownCutsStreamsWhenTimeRunsOut(t *testing.T) {
 		}
 	}
 	// A goroutine counted done may still be returning: allow it that moment.
-	eventually(t, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*detached)") == 0 })
+	eventually(t, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*rawStream)") == 0 })
 }
 
 func TestChunkInPlace(t *testing.T) {
