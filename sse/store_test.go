@@ -14,10 +14,16 @@ type memStore struct {
 	mu      sync.Mutex
 	streams map[string][]*hub.Event
 	hold    map[string]chan struct{} // topics whose Follow waits for release
+	gates   map[string]gate          // topics whose reads past a position wait for the gate to open
+}
+
+type gate struct {
+	after hub.ID
+	open  chan struct{}
 }
 
 func newMemStore() *memStore {
-	return &memStore{streams: map[string][]*hub.Event{}, hold: map[string]chan struct{}{}}
+	return &memStore{streams: map[string][]*hub.Event{}, hold: map[string]chan struct{}{}, gates: map[string]gate{}}
 }
 
 // add stores n events of topic, whose data names the topic and the event's number, and returns them.
@@ -57,6 +63,16 @@ func (m *memStore) release(topic string) {
 	close(m.hold[topic])
 }
 
+// gateReads makes reads of topic after position after (or later) wait until the returned function is called.
+func (m *memStore) gateReads(topic string, after hub.ID) (open func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g := gate{after: after, open: make(chan struct{})}
+	m.gates[topic] = g
+	var once sync.Once
+	return func() { once.Do(func() { close(g.open) }) }
+}
+
 func (m *memStore) Follow(topic string) <-chan struct{} {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -70,7 +86,17 @@ func (m *memStore) Follow(topic string) <-chan struct{} {
 
 func (m *memStore) Unfollow(string) {}
 
-func (m *memStore) Read(_ context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+func (m *memStore) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+	m.mu.Lock()
+	g, gated := m.gates[topic]
+	m.mu.Unlock()
+	if gated && !after.Less(g.after) {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*hub.Event

@@ -1,0 +1,98 @@
+package sse
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// expiring authorizes every request until ttl (a query parameter, a duration) from now.
+func expiring(r *http.Request, _ []string) (time.Time, error) {
+	ttl, err := time.ParseDuration(r.URL.Query().Get("ttl"))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Now().Add(ttl), nil
+}
+
+// A stream whose permission ends says so with an auth-expired event and then ends cleanly: over HTTP/1.1 the chunked
+// body's end, over HTTP/2 END_STREAM (not RST_STREAM, after which a client may drop what came before it). Eight at
+// once, since a race between the last frame and the end shows only now and then.
+func TestExpiryEndsTheStreamCleanly(t *testing.T) {
+	overTransports(t, func(t *testing.T, tr transport) {
+		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: expiring})
+		var streams []*sseStream
+		for i := range 8 {
+			streams = append(streams, e.open(t, "topic=a&ttl="+strconv.Itoa(150+10*i)+"ms", ""))
+		}
+		for i, s := range streams {
+			got, ended := s.ended(wait)
+			if !ended {
+				t.Fatalf("stream %d: still open %v after its permission ended (frames %v)", i, wait, got)
+			}
+			if len(got) != 2 || got[0].retry == "" || got[1].event != "auth-expired" {
+				t.Errorf("stream %d: frames %v, want the retry hint then event auth-expired", i, got)
+			}
+			if s.err != io.EOF {
+				t.Errorf("stream %d: body ended with %v, want a clean end (EOF)", i, s.err)
+			}
+		}
+	})
+}
+
+// The end of a permission is kept during a replay too: a client whose replay outlasts its permission gets no event
+// written after it ended, however the events reach it.
+func TestExpiryDuringReplay(t *testing.T) {
+	overTransports(t, func(t *testing.T, tr transport) {
+		e := newEnvOver(t, tr, hub.Config{ReplayPage: 2}, Config{Authorize: expiring})
+		e.store.add("a", 6)
+		open := e.store.gateReads("a", hub.ID{Ms: 2}) // the replay stops after its first page until open
+		t.Cleanup(open)
+		const ttl = 300 * time.Millisecond
+		until := time.Now().Add(ttl)
+		s := e.open(t, "topic=a&ttl="+ttl.String(), "0-0")
+		for _, want := range []string{"1-0", "2-0"} {
+			if f := s.nextEvent(wait); f.id != want {
+				t.Fatalf("replay from 0-0: frame %v, want id %s", f, want)
+			}
+		}
+		<-time.After(time.Until(until) + 20*time.Millisecond) // the permission ends while the replay waits
+		open()
+		got, ended := s.ended(wait)
+		if !ended {
+			t.Fatalf("stream still open %v after its permission ended mid-replay (frames %v)", wait, got)
+		}
+		var events []string
+		for _, f := range got {
+			if f.comment == "" && f.retry == "" {
+				events = append(events, f.event+" "+f.id)
+			}
+		}
+		if want := []string{"auth-expired "}; !slices.Equal(events, want) {
+			t.Errorf("after the permission ended mid-replay: %q, want only %q", events, want)
+		}
+	})
+}
+
+// A stream that stays silent for longer than its write timeout, between heartbeats, stays open: the deadline bounds
+// writes, not the quiet between them (over HTTP/2 a deadline left to pass resets the stream).
+func TestQuietLongerThanWriteTimeout(t *testing.T) {
+	overTransports(t, func(t *testing.T, tr transport) {
+		e := newEnvOver(t, tr, hub.Config{}, Config{WriteTimeout: 100 * time.Millisecond, Heartbeat: 500 * time.Millisecond})
+		s := e.open(t, "topic=a", "0-0")
+		s.next(wait) // retry
+		if f := s.next(wait); f.comment != "heartbeat" {
+			t.Fatalf("after 500ms of quiet: frame %v, want :heartbeat", f)
+		}
+		<-time.After(250 * time.Millisecond) // quiet again, for more than the write timeout
+		e.hub.Broadcast(e.store.add("a", 1)[0])
+		if f := s.nextEvent(wait); f.id != "1-0" {
+			t.Fatalf("event after quiet: frame %v, want id 1-0", f)
+		}
+	})
+}
