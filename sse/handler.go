@@ -96,9 +96,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, until, ok := h.authorize(w, r)
-	if !ok {
-		release()
+	req, until, status, err := h.authorize(r)
+	if err != nil {
+		release() // before the answer: a client that has it may at once count on what was released
+		h.refuse(w, status, err)
 		return
 	}
 	sub, err := h.hub.Subscribe(req.topics)
@@ -143,18 +144,15 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (release func(),
 	return release, true
 }
 
-// authorize validates and authorizes a request, answering it with an error when it must not stream.
-func (h *Handler) authorize(w http.ResponseWriter, r *http.Request) (req *request, until time.Time, ok bool) {
-	req, status, err := h.parse(r)
+// authorize validates and authorizes a request; an error says why it must not stream, and with which status unless
+// the error has its own (see refuse).
+func (h *Handler) authorize(r *http.Request) (req *request, until time.Time, status int, err error) {
+	req, status, err = h.parse(r)
 	if err == nil && h.cfg.Authorize != nil {
 		status = http.StatusForbidden
 		until, err = h.cfg.Authorize(r, req.topics)
 	}
-	if err != nil {
-		h.refuse(w, status, err)
-		return nil, until, false
-	}
-	return req, until, true
+	return req, until, status, err
 }
 
 // refuse answers a request that may not stream with err: with err's own status and headers when it has them.
