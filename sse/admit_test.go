@@ -25,10 +25,11 @@ func TestAdmitHoldsForTheStreamsLife(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		var held, admitted atomic.Int64
 		var refuse atomic.Bool
-		e := newEnvOver(t, tr, hub.Config{}, Config{Admit: func(*http.Request) (func(), error) {
+		e := newEnvOver(t, tr, hub.Config{}, Config{Admit: func(w http.ResponseWriter, _ *http.Request) (func(), error) {
 			if refuse.Load() {
 				return nil, full{}
 			}
+			w.Header().Set("Access-Control-Allow-Origin", "https://console.example")
 			admitted.Add(1)
 			held.Add(1)
 			var once atomic.Bool
@@ -48,6 +49,9 @@ func TestAdmitHoldsForTheStreamsLife(t *testing.T) {
 
 		s := e.open(t, "topic=a", "")
 		s.next(wait) // the retry hint: the stream is open
+		if got := s.resp.Header.Get("Access-Control-Allow-Origin"); got != "https://console.example" {
+			t.Errorf("stream response: Access-Control-Allow-Origin %q, want the one Admit set", got)
+		}
 		if tr.name == rawHTTP1.name { // its handler returns once the stream is live; the stream holds on
 			eventually(t, "the handler is still running", func() bool { return goroutinesIn("sse.(*Handler).ServeHTTP") == 0 })
 		}
@@ -76,7 +80,7 @@ func TestAdmitHoldsForTheStreamsLife(t *testing.T) {
 
 // An Admit error without a status of its own is answered 503.
 func TestAdmitPlainErrorIs503(t *testing.T) {
-	e := newEnv(t, Config{Admit: func(*http.Request) (func(), error) { return nil, errors.New("draining") }})
+	e := newEnv(t, Config{Admit: func(http.ResponseWriter, *http.Request) (func(), error) { return nil, errors.New("draining") }})
 	resp := e.get(t, "topic=a", nil)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()

@@ -37,8 +37,8 @@ type Config struct {
 	// Admit, when set, is asked first about every request: an error refuses it (with 503, see Authorize for how an
 	// error chooses its answer); a release it returns (nil: none) is called once, when the stream ends or the request
 	// is refused after all. It holds what a stream keeps for its life, such as a connection slot: a raw stream
-	// outlives the ServeHTTP call, so a middleware could not.
-	Admit func(r *http.Request) (release func(), err error)
+	// outlives the ServeHTTP call, so a middleware could not. It may set headers of the answer (CORS), never write it.
+	Admit func(w http.ResponseWriter, r *http.Request) (release func(), err error)
 	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end); the stream ends
 	// with an auth-expired event then. An error that has a Status() int method is answered with that status, any
 	// other with 403; one with a SetHeaders(http.Header) method sets the answer's headers too.
@@ -133,7 +133,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (release func(),
 	if h.cfg.Admit == nil {
 		return func() {}, true
 	}
-	release, err := h.cfg.Admit(r)
+	release, err := h.cfg.Admit(w, r)
 	if err != nil {
 		h.refuse(w, http.StatusServiceUnavailable, err)
 		return nil, false
