@@ -138,7 +138,8 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	p.events = sse.New(p.hub, sse.Config{
 		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
 		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
-		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(p.reg), Authorize: sec.AuthorizeStream,
+		MaxHistory: cfg.Limits.MaxReplay, NoDetach: !cfg.SSE.Detach, Logger: log, Metrics: sse.NewMetrics(p.reg),
+		Admit: sec.AdmitStream, Authorize: sec.AuthorizeStream,
 	})
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -109,16 +110,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the hub is shutting down; reconnect to another replica")
 		return
 	}
-	info := h.opened(r, req)
+	var nc net.Conn
 	if !h.cfg.NoDetach {
 		// Counted before the hijack, while the HTTP server still counts the request: a shutdown that has waited for
 		// the server then sees the stream here.
 		h.wg.Add(1)
-		if nc := hijack(w, r); nc != nil {
-			h.serveRaw(r.Context(), w, nc, sub, req, until, info, release)
-			return
+		if nc = hijack(w, r); nc == nil {
+			h.wg.Done()
 		}
-		h.wg.Done()
+	}
+	info := h.opened(r, req, nc != nil)
+	if nc != nil {
+		h.serveRaw(r.Context(), w, nc, sub, req, until, info, release)
+		return
 	}
 	defer release()
 	defer sub.Close()
@@ -176,10 +180,15 @@ type streamInfo struct {
 	start  time.Time
 }
 
-func (h *Handler) opened(r *http.Request, req *request) *streamInfo {
+func (h *Handler) opened(r *http.Request, req *request, raw bool) *streamInfo {
 	h.cfg.Metrics.opened.Inc()
 	h.cfg.Metrics.active.Inc()
-	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Bool("resume", resuming(req.from)).Msg("stream opened")
+	engine := "net/http"
+	if raw {
+		engine = "raw"
+	}
+	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Bool("resume", resuming(req.from)).
+		Str("engine", engine).Msg("stream opened")
 	return &streamInfo{remote: r.RemoteAddr, topics: req.topics, start: time.Now()}
 }
 

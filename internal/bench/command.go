@@ -28,6 +28,7 @@ type options struct {
 	pid         int
 	hubBin      string
 	hubEnv      multiFlag
+	detach      bool
 	topic       string
 	conns       int
 	events      int
@@ -113,6 +114,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.pid, "pid", 0, "the running hub's process `id`, to read its CPU and RSS from /proc")
 	fs.StringVar(&o.hubBin, "hub-bin", "", "start this hub `binary` instead of using --url")
 	fs.Var(&o.hubEnv, "hub-env", "`KEY=VALUE` for the started hub (repeatable), e.g. HUB_SSE_HEARTBEAT=1s")
+	fs.BoolVar(&o.detach, "detach", true, "the started hub serves HTTP/1.1 streams on its raw engine; false: through net/http, for an A/B (HUB_SSE_DETACH)")
 	fs.StringVar(&o.topic, "topic", "", "`topic` to use (default: a fresh bench.<time>)")
 	fs.IntVar(&o.conns, "conns", 1000, "SSE connections `N`")
 	fs.IntVar(&o.events, "events", 0, "events `M` to publish (default: rate × duration)")
@@ -149,6 +151,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		bad = append(bad, "unexpected arguments: "+strings.Join(fs.Args(), " "))
+	}
+	if set["detach"] && o.hubBin == "" {
+		bad = append(bad, "--detach applies to a hub started with --hub-bin; a running hub has its own sse.detach")
 	}
 	if o.conns < 1 || o.publishers < 1 || o.batch < 1 || o.replay < 1 || o.repeat < 1 || o.dialConc < 1 {
 		bad = append(bad, "--conns, --publishers, --batch, --replay, --repeat and --dial-concurrency must be at least 1")

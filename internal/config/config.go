@@ -122,6 +122,9 @@ type SSEConfig struct {
 	ClientBuffer int           `yaml:"client_buffer"`
 	Retry        time.Duration `yaml:"retry"`
 	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// Detach serves HTTP/1.1 streams on sse's raw engine (no goroutine per idle stream); false leaves every stream
+	// with net/http, one goroutine each.
+	Detach bool `yaml:"detach"`
 }
 
 type HistoryConfig struct {
@@ -199,7 +202,7 @@ func Default() Config {
 		ShutdownTimeout: 10 * time.Second,
 		Redis:           RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: pubsub.DefaultPrefix, TailCheck: pubsub.DefaultTailCheck},
 		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
-			WriteTimeout: sse.DefaultWriteTimeout},
+			WriteTimeout: sse.DefaultWriteTimeout, Detach: true},
 		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen},
 		Limits: LimitsConfig{
 			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,

@@ -148,6 +148,7 @@ func TestConfigEnvironment(t *testing.T) {
 		"HUB_LIMITS_MAX_EVENT_BYTES": "1024",
 		"HUB_LIMITS_MAX_BODY_BYTES":  "2048",
 		"HUB_SHUTDOWN_TIMEOUT":       "3s",
+		"HUB_SSE_DETACH":             "false",
 		"HUB_SOMETHING_UNKNOWN":      "ignored",
 	}
 	cfg, err := cfgLoad(t, env, "--config", path)
@@ -170,6 +171,7 @@ func TestConfigEnvironment(t *testing.T) {
 		{"log.format", cfg.Log.Format, "console"},
 		{"limits.max_event_bytes", cfg.Limits.MaxEventBytes, 1024},
 		{"shutdown_timeout", cfg.ShutdownTimeout, 3 * time.Second},
+		{"sse.detach", cfg.SSE.Detach, false},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)

@@ -26,8 +26,10 @@ type Deps struct {
 	Subscriber *pubsub.Subscriber    // history, snapshots and topic lists, and /readyz's subscription check
 	Registry   *prometheus.Registry  // served on /metrics (unless metrics.listen takes it elsewhere)
 	Logger     zerolog.Logger
-	Events     http.Handler // GET /events, the sse handler (its Authorize is Security.AuthorizeStream)
-	Security   *Security
+	// Events is GET /events, the sse handler; its Admit is Security.AdmitStream and its Authorize
+	// Security.AuthorizeStream.
+	Events   http.Handler
+	Security *Security
 }
 
 // New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors.
@@ -38,16 +40,27 @@ func New(d Deps) http.Handler {
 	})
 }
 
-// routes lists every route of the hub in one place. /events gets no gzip or timeout middleware: it is a stream.
-// Probes and the console's static files are open; everything that shows or changes events needs credentials (the
-// /events handler checks them itself, through sse.Config.Authorize, once it knows the topics).
-func routes(a *api) *echo.Echo {
+// routes lists every route of the hub in one place. GET /events goes to the sse handler ahead of echo, so no echo
+// context outlives a request (an HTTP/1.1 stream outlives its handler); its edge checks run through
+// sse.Config.Admit (Security.AdmitStream) and its credentials through sse.Config.Authorize, once the topics are known.
+// Probes and the console's static files are open; everything else that shows or changes events needs credentials.
+func routes(a *api) http.Handler {
+	e := echoRoutes(a)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/events" {
+			a.events.ServeHTTP(w, r)
+			return
+		}
+		e.ServeHTTP(w, r)
+	})
+}
+
+func echoRoutes(a *api) *echo.Echo {
 	sec := a.sec
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = jsonErrors
 	e.Pre(sec.crossOrigin)
-	e.GET("/events", echo.WrapHandler(a.events), forgetRequest, sec.limitStreams)
 	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
 	e.GET("/topics", a.topics, sec.authenticate)
 	e.GET("/topics/:topic/history", a.history, sec.authenticate, sec.authorizeTopic)
@@ -59,19 +72,6 @@ func routes(a *api) *echo.Echo {
 	e.GET("/readyz", a.readyz)
 	e.GET("/*", echo.WrapHandler(web.Handler()))
 	return e
-}
-
-// forgetRequest drops echo's hold on an /events request once its handler has returned. Echo pools its contexts,
-// and a pooled context keeps its last request and response until it is reused; for a stream that outlives its
-// handler (HTTP/1.1, see sse), they still reach the hijacked connection's net/http buffers: 3 KiB per idle stream.
-func forgetRequest(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		err := next(c)
-		if err == nil {
-			c.Reset(nil, nil)
-		}
-		return err
-	}
 }
 
 // MetricsHandler serves reg's metrics in Prometheus text format.

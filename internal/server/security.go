@@ -14,7 +14,6 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/limits"
 	"github.com/syncverse/hub/pubsub"
-	"github.com/syncverse/hub/sse"
 )
 
 // Security holds who may do what and how much: it authenticates requests, checks grants against topics and
@@ -209,19 +208,20 @@ func (s *Security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubs
 	return kept
 }
 
-// limitStreams holds a connection slot for as long as a stream is open. It wraps /events outside the handler's
-// own checks, so a refused request releases its slot at once.
-func (s *Security) limitStreams(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		release, err := s.conns.Acquire(s.proxies.ClientIP(c.Request()))
-		if err != nil {
-			return s.refuse(c.Response().Header(), err)
-		}
-		req, done := sse.Keep(c.Request(), release) // an HTTP/1.1 stream outlives next: it releases when it ends
-		c.SetRequest(req)
-		defer done()
-		return next(c)
+// AdmitStream is sse.Config.Admit: the edge's checks of an /events request, which is mounted ahead of echo. It answers
+// cross-origin requests as crossOrigin does, and holds a connection slot for as long as the stream is open; it runs
+// before the handler's own checks, so a refused request releases its slot at once.
+func (s *Security) AdmitStream(w http.ResponseWriter, r *http.Request) (release func(), err error) {
+	if _, err := s.cors.Check(r, w.Header()); err != nil { // a GET is never a preflight
+		s.count(err)
+		return nil, err
 	}
+	release, err = s.conns.Acquire(s.proxies.ClientIP(r))
+	if err != nil {
+		s.count(err) // the sse handler answers it: the error carries its status and headers
+		return nil, err
+	}
+	return release, nil
 }
 
 // AuthorizeStream is sse.Config.Authorize: the request's identity must cover every topic, and the stream ends when
