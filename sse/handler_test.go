@@ -246,6 +246,9 @@ func TestEventsEndOnHubClose(t *testing.T) {
 			if d := retryMillis(t, got[0]); d < time.Second || d >= 3*time.Second {
 				t.Errorf("stream %d: closing retry %v, want in [1s, 3s)", i, d)
 			}
+			if s.err != io.EOF {
+				t.Errorf("stream %d: body ended with %v, want a clean end (EOF)", i, s.err)
+			}
 		}
 		resp := e.get(t, "topic=a", nil)
 		defer resp.Body.Close()

@@ -109,7 +109,7 @@ func (o *rawOutput) flushPending() error {
 	return err
 }
 
-// writeBlocking arms the deadline and then checks the subscription's end: cut (its OnEnd) sets the deadline to now
+// writeBlocking arms the deadline and then checks the subscription's end: cut (on its wake) sets the deadline to now
 // after the end, so whichever of the two comes last, an evicted client's write does not wait.
 func (o *rawOutput) writeBlocking(b []byte) error {
 	_ = o.nc.SetWriteDeadline(o.deadline)
