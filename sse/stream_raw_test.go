@@ -66,7 +66,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 
 // An idle HTTP/1.1 stream keeps no goroutine: no handler, no writer, and on Linux no reader either (the wheel's
 // epoll set notices the client leaving); elsewhere one reader parked in a 1-byte read.
-func TestDetachedIdleStreamsKeepNoGoroutine(t *testing.T) {
+func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 	e := newEnv(t, Config{})
 	const n = 20
 	streams := make([]*sseStream, n)
@@ -131,7 +131,7 @@ func TestClientBytesAfterTheRequestDoNotEndTheStream(t *testing.T) {
 
 // A raw stream's writes do not wait, so they carry no deadline: one armed during the replay must not refuse
 // them once it has passed.
-func TestDetachedStreamOutlivesItsWriteTimeout(t *testing.T) {
+func TestRawStreamOutlivesItsWriteTimeout(t *testing.T) {
 	e := newEnv(t, Config{WriteTimeout: 50 * time.Millisecond})
 	s := e.open(t, "topic=a", "0-0")
 	e.hub.Broadcast(e.store.add("a", 1)[0])
