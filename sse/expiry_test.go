@@ -49,19 +49,22 @@ func TestExpiryEndsTheStreamCleanly(t *testing.T) {
 // written after it ended, however the events reach it.
 func TestExpiryDuringReplay(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
-		e := newEnvOver(t, tr, hub.Config{ReplayPage: 2}, Config{Authorize: expiring})
+		granted := make(chan time.Time, 1)
+		e := newEnvOver(t, tr, hub.Config{ReplayPage: 2}, Config{Authorize: func(r *http.Request, topics []string) (time.Time, error) {
+			until, err := expiring(r, topics)
+			granted <- until
+			return until, err
+		}})
 		e.store.add("a", 6)
 		open := e.store.gateReads("a", hub.ID{Ms: 2}) // the replay stops after its first page until open
 		t.Cleanup(open)
-		const ttl = 300 * time.Millisecond
-		until := time.Now().Add(ttl)
-		s := e.open(t, "topic=a&ttl="+ttl.String(), "0-0")
+		s := e.open(t, "topic=a&ttl=300ms", "0-0")
 		for _, want := range []string{"1-0", "2-0"} {
 			if f := s.nextEvent(wait); f.id != want {
 				t.Fatalf("replay from 0-0: frame %v, want id %s", f, want)
 			}
 		}
-		<-time.After(time.Until(until) + 20*time.Millisecond) // the permission ends while the replay waits
+		<-time.After(time.Until(<-granted) + 10*time.Millisecond) // the permission ends while the replay waits
 		open()
 		got, ended := s.ended(wait)
 		if !ended {

@@ -195,7 +195,7 @@ func TestEventsHeartbeatWhenQuiet(t *testing.T) {
 		if f := s.next(wait); f.comment != "heartbeat" {
 			t.Fatalf("quiet stream: frame %v, want :heartbeat", f)
 		}
-		// HTTP/1.1 streams get theirs from the wheel, up to one tick early, so that none is silent longer than 50ms.
+		// A heartbeat may come up to one wheel tick early (beatEvery), so that no stream is silent longer than 50ms.
 		if d, least := time.Since(start), 50*time.Millisecond-beatEvery(50*time.Millisecond); d < least {
 			t.Errorf("heartbeat after %v of quiet, want at least %v", d, least)
 		}
