@@ -58,7 +58,8 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	pub := pubsub.NewPublisher(e.RDB, pubsub.PublisherConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes})
 	e.Pub = pub
 	events := sse.New(h, sse.Config{MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
-		MaxHistory: cfg.Limits.MaxReplay, Logger: log, Metrics: sse.NewMetrics(reg), Authorize: sec.AuthorizeStream})
+		MaxHistory: cfg.Limits.MaxReplay, NoDetach: !cfg.SSE.Detach, Logger: log, Metrics: sse.NewMetrics(reg),
+		Admit: sec.AdmitStream, Authorize: sec.AuthorizeStream})
 	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
 		Logger: log, Events: events, Security: sec}))
 	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes
