@@ -207,6 +207,7 @@ func TestGapRepairDeliversLostMessages(t *testing.T) {
 	h := startHub(t, rs, "HUB_REDIS_TAIL_CHECK=200ms")
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("gap"), "0-0")
 	c.Next(2 * time.Second)
+	waitLive(t, h, c, "gap") // else the replay, not a repair, could read the lost event, and the counts below differ
 	lost := publishElsewhere(t, h, "gap", data(1))
 	next := h.publish("gap", "progress", data(2))
 	got := c.Events(2, 5*time.Second)
@@ -224,6 +225,35 @@ func TestGapRepairDeliversLostMessages(t *testing.T) {
 	if v, _ := testutil.MetricValue(fams, "hub_events_received_total", "source=repair"); v != 3 {
 		t.Errorf("hub_events_received_total{source=repair} = %v, want 3 (the lost one, the one that revealed it, the lost last one)", v)
 	}
+}
+
+// waitLive publishes ephemeral probes on topic's live channel until c receives one. The hub then follows the topic
+// with its baseline read, and c's subscription is past its replay, so what is published next reaches c live.
+func waitLive(t *testing.T, h *testHub, c *ssetest.Client, topic string) {
+	t.Helper()
+	const probe = `{"probe":"live"}`
+	ch := pubsub.Keys{Prefix: h.Prefix}.Channel(topic)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		// A probe published before the hub's SUBSCRIBE is lost; probes after it arrive in order, so none is left over.
+		if err := h.RDB.Publish(context.Background(), ch, probe).Err(); err != nil {
+			t.Fatalf("PUBLISH %s: %v", ch, err)
+		}
+		for next := time.After(100 * time.Millisecond); ; {
+			select {
+			case f, ok := <-c.Frames():
+				if !ok {
+					t.Fatalf("stream ended while waiting for it to be live")
+				}
+				if f.Event != "" && !f.HasID && f.Data == probe {
+					return
+				}
+				continue
+			case <-next:
+			}
+			break
+		}
+	}
+	t.Fatalf("stream not live within 10s: no ephemeral probe came through")
 }
 
 // publishElsewhere runs the publish script with a channel nobody subscribes to: the event is stored with the right
