@@ -46,6 +46,7 @@ type announcer struct {
 	started bool
 	closed  bool
 	quit    chan struct{}
+	closeBy time.Time // when close gave up on what is queued; set before quit is closed
 	done    chan struct{}
 	once    sync.Once
 	failing bool // only the run goroutine touches it
@@ -97,6 +98,7 @@ func (a *announcer) close() {
 	a.once.Do(func() {
 		a.mu.Lock()
 		a.closed = true
+		a.closeBy = time.Now().Add(a.timeout)
 		started := a.started
 		a.mu.Unlock()
 		close(a.quit)
@@ -109,6 +111,12 @@ func (a *announcer) close() {
 func (a *announcer) run() {
 	defer close(a.done)
 	for {
+		select { // quit first: select picks at random among ready cases, and each queued publish may take a timeout
+		case <-a.quit:
+			a.drain()
+			return
+		default:
+		}
 		select {
 		case ev := <-a.queue:
 			a.publish(context.Background(), ev)
@@ -119,9 +127,10 @@ func (a *announcer) run() {
 	}
 }
 
-// drain publishes what is still queued, within one timeout in total, so that Close stays bounded when Redis is down.
+// drain publishes what is still queued until one timeout after close began (a publish in flight then counts
+// against it too), so that Close stays bounded when Redis is down.
 func (a *announcer) drain() {
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	ctx, cancel := context.WithDeadline(context.Background(), a.closeBy)
 	defer cancel()
 	for {
 		select {
