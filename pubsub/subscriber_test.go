@@ -225,6 +225,8 @@ func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
 		s.follow(t, "t")
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		s.rec.waitN(t, 1, within)
+		// A tail check between a's XADD and its live message counts a gap of its own (and repairs a): count from here.
+		before, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total")
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")
 		testutil.Eventually(t, within, "the invalid entry to be dropped", func() bool {
 			v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType)
@@ -234,8 +236,8 @@ func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
 		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType); v != 1 {
 			t.Errorf("hub_events_dropped_total{bad_type} = %v after 10 tail checks of one invalid entry, want 1", v)
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total"); v > 1 {
-			t.Errorf("hub_redis_gaps_total = %v for one invalid entry, want at most 1", v)
+		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total"); v-before > 1 {
+			t.Errorf("hub_redis_gaps_total rose by %v for one invalid entry, want at most 1", v-before)
 		}
 	})
 }
