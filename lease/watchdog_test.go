@@ -17,6 +17,9 @@ import (
 
 func TestWatchdogStopsOnRelease(t *testing.T) {
 	c, o := setup(t)
+	// A TTL of a second (renewals every 333 ms): with 300 ms, a loaded machine can stall the watchdog past the TTL
+	// and the lease is lost before its second renewal.
+	o.TTL = time.Second
 	_ = c.Ping(context.Background()).Err() // open the pool's connection before taking the goroutine baseline
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	reg := prometheus.NewRegistry()
@@ -27,7 +30,7 @@ func TestWatchdogStopsOnRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	testutil.Eventually(t, 5*time.Second, "two renewals", func() bool {
+	testutil.Eventually(t, 10*time.Second, "two renewals", func() bool {
 		v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_lease_renew_total", "outcome=renewed")
 		return v >= 2
 	})
