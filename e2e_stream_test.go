@@ -27,16 +27,17 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("hb"), "0-0")
 	c.Next(2 * time.Second) // retry
 	var beats []time.Time
-	start := time.Now()
-	for len(beats) < 2 {
+	for len(beats) < 3 {
 		f := c.Next(3 * period)
 		if f.Comment != "heartbeat" {
 			t.Fatalf("quiet stream sent %+v, want only :heartbeat", f)
 		}
 		beats = append(beats, time.Now())
 	}
-	if first, gap := beats[0].Sub(start), beats[1].Sub(beats[0]); first < period*3/4 || gap < period*3/4 {
-		t.Errorf("heartbeats after %v then %v, want about %v each", first, gap, period)
+	// Timed over two periods, between beats as the client reads them: a loaded machine delays one read by a few
+	// hundred milliseconds (the retry hint's too, so the first beat is not timed from it).
+	if two := beats[2].Sub(beats[0]); two < 2*period*3/4 {
+		t.Errorf("three heartbeats within %v, want about %v apart", two, period)
 	}
 
 	// Busy for three periods: each event is published 100 ms after the previous one arrived, so the stream is never
