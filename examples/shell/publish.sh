@@ -40,19 +40,35 @@ if ARGV[6] ~= '' then
 end
 local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '","data":' .. data .. '}'
 redis.call('PUBLISH', ARGV[1], env)
-local field
+local fields = {'_cursor', id}
 if type(obj) == 'table' then
   if typ == 'lock' and type(obj.key) == 'string' then
-    field = 'lock:' .. obj.key
+    table.insert(fields, 'lock:' .. obj.key)
+    table.insert(fields, env)
+    if type(obj.workflow) == 'string' then
+      table.insert(fields, 'wflock:' .. obj.workflow)
+      table.insert(fields, env)
+    end
+    if type(obj.fence) == 'number' then
+      local top = tonumber(redis.call('HGET', KEYS[2], 'fence:' .. obj.key))
+      if top and obj.fence < top then
+        table.insert(fields, 'fencelow:' .. obj.key)
+        table.insert(fields, env)
+      elseif not top or obj.fence > top then
+        table.insert(fields, 'fence:' .. obj.key)
+        table.insert(fields, string.format('%.0f', obj.fence))
+      end
+    end
+  elseif typ == 'health' and type(obj.workflow) == 'string' then
+    table.insert(fields, 'verdict:' .. obj.workflow)
+    table.insert(fields, env)
   elseif type(obj.workflow) == 'string' then
-    field = 'wf:' .. obj.workflow
+    table.insert(fields, 'wf:' .. obj.workflow)
+    table.insert(fields, env)
+    redis.call('HSETNX', KEYS[2], 'wfstart:' .. obj.workflow, id)
   end
 end
-if field then
-  redis.call('HSET', KEYS[2], field, env, '_cursor', id)
-else
-  redis.call('HSET', KEYS[2], '_cursor', id)
-end
+redis.call('HSET', KEYS[2], unpack(fields))
 return id
 LUA
 )
