@@ -40,14 +40,7 @@ func (x Extractor) Extract(r *http.Request) (string, error) {
 		return tok, err
 	}
 	if h := r.Header.Values("Authorization"); len(h) > 0 {
-		if len(h) > 1 {
-			return "", refuse(ReasonBadToken, "several Authorization headers")
-		}
-		scheme, tok, ok := strings.Cut(strings.TrimSpace(h[0]), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return "", refuse(ReasonBadToken, `the Authorization header must be "Bearer <token>"`)
-		}
-		return checkShape(strings.TrimSpace(tok))
+		return bearer(h)
 	}
 	if x.cookie() != "" {
 		if cs := r.CookiesNamed(x.cookie()); len(cs) > 0 && cs[0].Value != "" {
@@ -78,6 +71,18 @@ func (x Extractor) fromProxy(r *http.Request) (tok string, ok bool, err error) {
 	}
 	tok, err = checkShape(v)
 	return tok, true, err
+}
+
+// bearer reads the token of an Authorization header, given as its values.
+func bearer(h []string) (string, error) {
+	if len(h) > 1 {
+		return "", refuse(ReasonBadToken, "several Authorization headers")
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", refuse(ReasonBadToken, `the Authorization header must be "Bearer <token>"`)
+	}
+	return checkShape(strings.TrimSpace(tok))
 }
 
 func (x Extractor) cookie() string {

@@ -40,7 +40,7 @@ func NewCORS(origins []string) (*CORS, error) {
 
 // Preflight methods and headers a listed origin may use.
 const (
-	allowMethods = "GET, POST"
+	allowMethods = "GET, POST, DELETE"
 	allowHeaders = "Authorization, Content-Type, Last-Event-ID"
 )
 

@@ -68,6 +68,10 @@ func echoRoutes(a *api) *echo.Echo {
 	if a.cfg.Metrics.Listen == "" {
 		e.GET("/metrics", echo.WrapHandler(MetricsHandler(a.reg)), sec.authenticate)
 	}
+	ss := newSessions(a.cfg, sec)
+	e.POST("/auth/session", ss.create)
+	e.GET("/auth/session", ss.show)
+	e.DELETE("/auth/session", ss.remove)
 	e.GET("/healthz", a.healthz)
 	e.GET("/readyz", a.readyz)
 	e.GET("/*", echo.WrapHandler(web.Handler()))
