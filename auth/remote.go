@@ -216,7 +216,8 @@ func maxAge(values []string) time.Duration {
 				continue
 			}
 			if n, err := strconv.Atoi(strings.Trim(val, `"`)); err == nil && n > 0 {
-				return time.Duration(n) * time.Second
+				const year = 365 * 24 * 3600 // a longer one means "keep it": no overflow into a negative wait
+				return time.Duration(min(n, year)) * time.Second
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/base64"
 	"errors"
 	"slices"
 	"strings"
@@ -90,4 +91,41 @@ func TestRolesConfigIsChecked(t *testing.T) {
 			t.Errorf("NewVerifier(%s) = %v, want refused naming auth.roles…", name, err)
 		}
 	}
+}
+
+// FuzzRoleNames: whatever JSON a verified token's payload holds, reading its roles claim never panics, and only a
+// configured role adds patterns.
+func FuzzRoleNames(f *testing.F) {
+	f.Add(`{"realm_access":{"roles":["operators","x"]}}`)
+	f.Add(`{"realm_access":{"roles":"agents operators"}}`)
+	f.Add(`{"realm_access":[1,{"roles":null}]}`)
+	f.Add(`{"realm_access":{"roles":[1,"operators"]}}`)
+	m, err := newRoleMap("realm_access.roles", keycloakRoles)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, payload string) {
+		raw := "e30." + base64.RawURLEncoding.EncodeToString([]byte(payload)) + ".c2ln"
+		g, err := m.grant(raw, Grant{})
+		if err != nil {
+			return
+		}
+		for _, p := range append(g.Subscribe, g.Publish...) {
+			if !slices.Contains([]string{"*", "project.*", "audit"}, p) {
+				t.Fatalf("grant(%q) = %+v: pattern %q comes from no configured role", payload, g, p)
+			}
+		}
+	})
+}
+
+// FuzzMaxAge: any Cache-Control header gives a max-age that is zero or positive, never a panic.
+func FuzzMaxAge(f *testing.F) {
+	f.Add("public, max-age=300")
+	f.Add(`max-age="5", no-cache`)
+	f.Add("max-age=99999999999999999999")
+	f.Fuzz(func(t *testing.T, h string) {
+		if d := maxAge([]string{h}); d < 0 {
+			t.Fatalf("maxAge(%q) = %v, want >= 0", h, d)
+		}
+	})
 }
