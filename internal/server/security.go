@@ -88,6 +88,7 @@ func (s *Security) LogMode(log zerolog.Logger, cfg config.Config) {
 		algs = s.authn.Verifier.Algorithms()
 	}
 	ev.Bool("anonymous", s.authn.Anonymous).Strs("algorithms", algs).Bool("query_token", cfg.Auth.AllowQueryToken).
+		Str("jwks_url", cfg.Auth.JWKSURL).Str("roles_claim", cfg.Auth.RolesClaim).Str("proxy_header", cfg.Auth.ProxyHeader).
 		Strs("cors", cfg.CORS.AllowedOrigins).Msg("auth")
 }
 
