@@ -52,18 +52,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	ln, err := server.Listen(ctx, cfg.Listen, cfg.SSE.WriteTimeout)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	msrv, mln, err := server.ListenMetrics(cfg, p.reg, log)
-	if err != nil {
-		_ = ln.Close()
+	if err := p.listen(ctx, cfg, log); err != nil {
 		return err
 	}
-	url := p.scheme + "://" + ln.Addr().String()
+	url := p.scheme + "://" + p.ln.Addr().String()
 	fmt.Fprintf(stdout, "hub listening on %s\n", url)
-	log.Info().Str("addr", ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
+	log.Info().Str("addr", p.ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
 	listening(url)
 
 	// bg outlives ctx: the subscriber keeps feeding the hub while the streams drain, and stops last.
@@ -72,9 +66,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	g, failed := errgroup.WithContext(bg)
 	g.Go(func() error { return p.sub.Run(bg, p.hub) })
 	g.Go(func() error { return p.sec.Run(bg) }) // the identity provider's keys (auth.jwks_url)
-	g.Go(func() error { return served("http server", p.serveHTTP(ln)) })
-	if msrv != nil {
-		g.Go(func() error { return served("metrics server", msrv.Serve(mln)) })
+	g.Go(func() error { return served("http server", p.serveHTTP(p.ln)) })
+	if p.msrv != nil {
+		g.Go(func() error { return served("metrics server", p.msrv.Serve(p.mln)) })
 	}
 	if *demoOn {
 		g.Go(func() error { demo.Run(bg, p.pub, rdb, p.reg, log); return nil })
@@ -88,7 +82,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		case <-failed.Done():
 		}
 		defer stopBG()
-		return p.shutdown(cfg.ShutdownTimeout, msrv, log)
+		return p.shutdown(cfg.ShutdownTimeout, log)
 	})
 	err = g.Wait()
 	log.Info().Msg("hub stopped")
@@ -114,6 +108,24 @@ type parts struct {
 	srv       *http.Server
 	serveHTTP func(net.Listener) error
 	scheme    string
+	ln        net.Listener // the hub's listener
+	msrv      *http.Server // the separate /metrics server of metrics.listen, or nil
+	mln       net.Listener
+}
+
+// listen opens the hub's listener and, when metrics.listen asks for one, the metrics listener.
+func (p *parts) listen(ctx context.Context, cfg config.Config, log zerolog.Logger) error {
+	ln, err := server.Listen(ctx, cfg.Listen, cfg.SSE.WriteTimeout)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	p.msrv, p.mln, err = server.ListenMetrics(cfg, p.reg, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	p.ln = ln
+	return nil
 }
 
 // build makes every part of the hub from cfg: the metrics registry, the subscriber that feeds the hub, the hub,
@@ -157,7 +169,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 
 // shutdown closes the hub first (which ends the streams, so clients reconnect elsewhere), then the HTTP server, the
 // HTTP/1.1 streams the server no longer tracks, and the metrics listener.
-func (p *parts) shutdown(timeout time.Duration, msrv *http.Server, log zerolog.Logger) error {
+func (p *parts) shutdown(timeout time.Duration, log zerolog.Logger) error {
 	log.Info().Msg("shutting down: ending streams")
 	p.hub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -170,8 +182,8 @@ func (p *parts) shutdown(timeout time.Duration, msrv *http.Server, log zerolog.L
 	if err := p.events.Shutdown(ctx); err != nil {
 		failed = errors.Join(failed, fmt.Errorf("shutdown: streams: %w", err))
 	}
-	if msrv != nil {
-		_ = msrv.Close() // scrapes are short; nothing is lost by cutting one
+	if p.msrv != nil {
+		_ = p.msrv.Close() // scrapes are short; nothing is lost by cutting one
 	}
 	return failed
 }

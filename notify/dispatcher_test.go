@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/testutil"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncverse/hub/internal/redistest"
@@ -51,18 +53,6 @@ func (rc *receiver) requests() []received {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]received(nil), rc.got...)
-}
-
-// eventually polls cond until it holds or within passes.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 type fixture struct {
@@ -116,9 +106,9 @@ func TestDeliveryRetriedUntilAcceptedWithOneDeliveryID(t *testing.T) {
 	if err := d.Notify(context.Background(), n); err != nil { // a second replica queuing the same occurrence
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "four tries", func() bool { return len(rc.requests()) >= 4 })
+	testutil.Eventually(t, 10*time.Second, "four tries", func() bool { return len(rc.requests()) >= 4 })
 	pending := func() bool { n, err := f.out.Pending(context.Background()); return err == nil && n == 0 }
-	eventually(t, 5*time.Second, "outbox empty", pending)
+	testutil.Eventually(t, 5*time.Second, "outbox empty", pending)
 	got := rc.requests()
 	if len(got) != 4 {
 		t.Fatalf("receiver got %d requests, want 3 failures and 1 success", len(got))
@@ -161,7 +151,7 @@ func TestRefusedDeliveryIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dead []string
-	eventually(t, 5*time.Second, "a dead letter", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a dead letter", func() bool {
 		ms, err := f.out.DeadLetters(context.Background(), 10)
 		dead = dead[:0]
 		for _, m := range ms {
@@ -186,7 +176,7 @@ func TestThrottledDeliveryIsRetried(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "429, 408, then delivered", func() bool { return len(rc.requests()) == 3 })
+	testutil.Eventually(t, 5*time.Second, "429, 408, then delivered", func() bool { return len(rc.requests()) == 3 })
 }
 
 // A receiver that is down for a while gets the delivery once it is back, at the same address.
@@ -204,7 +194,7 @@ func TestDeliveryWaitsForReceiverToComeBack(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Duplicate)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "two failed tries against the closed port", func() bool {
+	testutil.Eventually(t, 10*time.Second, "two failed tries against the closed port", func() bool {
 		mfs, _ := reg.Gather()
 		for _, mf := range mfs {
 			for _, m := range mf.GetMetric() {
@@ -223,7 +213,7 @@ func TestDeliveryWaitsForReceiverToComeBack(t *testing.T) {
 	srv := &http.Server{Handler: rc}
 	go srv.Serve(ln)
 	defer srv.Close()
-	eventually(t, 10*time.Second, "delivery after the receiver came back", func() bool { return len(rc.requests()) == 1 })
+	testutil.Eventually(t, 10*time.Second, "delivery after the receiver came back", func() bool { return len(rc.requests()) == 1 })
 }
 
 // A replica that claimed a delivery and died is taken over by another.
@@ -242,7 +232,7 @@ func TestAbandonedDeliveryIsTakenOver(t *testing.T) {
 		t.Fatalf("Claim by the replica about to die = %v, %v; want 1 delivery", cs, err)
 	}
 	f.run(t, notify.Config{Webhooks: hooks, Consumer: "hub-b", Timeout: 100 * time.Millisecond, ClaimAfter: 300 * time.Millisecond})
-	eventually(t, 10*time.Second, "the other replica's delivery", func() bool { return len(rc.requests()) == 1 })
+	testutil.Eventually(t, 10*time.Second, "the other replica's delivery", func() bool { return len(rc.requests()) == 1 })
 }
 
 func TestRedirectToAnotherHostIsNotFollowed(t *testing.T) {
@@ -258,7 +248,7 @@ func TestRedirectToAnotherHostIsNotFollowed(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "a dead letter for the redirect", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a dead letter for the redirect", func() bool {
 		ms, err := f.out.DeadLetters(context.Background(), 10)
 		return err == nil && len(ms) == 1
 	})
@@ -276,7 +266,7 @@ func TestRetriesEndInADeadLetter(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "a dead letter after retry_for", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a dead letter after retry_for", func() bool {
 		ms, err := f.out.DeadLetters(context.Background(), 10)
 		return err == nil && len(ms) == 1 && strings.Contains(ms[0].Values["reason"].(string), "gave up")
 	})
@@ -298,7 +288,7 @@ func TestSlackFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 5*time.Second, "one slack message", func() bool { return len(rc.requests()) == 1 })
+	testutil.Eventually(t, 5*time.Second, "one slack message", func() bool { return len(rc.requests()) == 1 })
 	var msg struct{ Text string }
 	if err := json.Unmarshal(rc.requests()[0].body, &msg); err != nil {
 		t.Fatal(err)
