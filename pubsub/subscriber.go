@@ -93,14 +93,24 @@ type item struct {
 
 // feed is one followed topic. Apart from ready, its fields belong to the processor.
 type feed struct {
-	topic     string
-	ready     chan struct{} // closed when the feed first knows its position (known): see found
-	known     bool          // last is the id of the newest event broadcast (or the stream's end when followed)
-	last      hub.ID        //
-	repair    bool          // read the stream after last at the next chance
-	pending   bool          // the SUBSCRIBE has not been sent successfully yet
-	confirmed bool          // Redis confirmed the subscription: a baseline read now is overlapped by the live feed
+	topic  string
+	ready  chan struct{} // closed when state reaches feedKnown: see found
+	state  feedState
+	last   hub.ID // with feedKnown: the id of the newest event broadcast (or the stream's end when followed)
+	repair bool   // read the stream after last at the next chance
 }
+
+// feedState is where a followed topic's live feed stands. It only moves forward, possibly skipping steps (a
+// confirmation from a reconnect's resubscription, a live envelope that tells where the stream is); a resubscription
+// of a feedKnown topic keeps the state and asks for a repair instead.
+type feedState uint8
+
+const (
+	feedUnsent    feedState = iota // the SUBSCRIBE has not been sent successfully yet
+	feedSent                       // sent; Redis has not confirmed it
+	feedConfirmed                  // confirmed, so a baseline read now is overlapped by the live feed; none has succeeded yet
+	feedKnown                      // last is known and ready is closed
+)
 
 // NewSubscriber returns a Subscriber; call Run to start it.
 func NewSubscriber(rdb redis.UniversalClient, cfg SubscriberConfig) *Subscriber {

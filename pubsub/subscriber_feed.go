@@ -55,7 +55,9 @@ func (s *Subscriber) handle(ctx context.Context, b Broadcaster, active map[strin
 	switch it.kind {
 	case itemFollow:
 		active[it.topic] = it.feed
-		it.feed.pending = s.subscribe(ctx, s.keys.Channel(it.topic)) != nil
+		if s.subscribe(ctx, s.keys.Channel(it.topic)) == nil {
+			it.feed.state = feedSent
+		}
 	case itemUnfollow:
 		if active[it.topic] == it.feed {
 			delete(active, it.topic)
@@ -63,11 +65,11 @@ func (s *Subscriber) handle(ctx context.Context, b Broadcaster, active map[strin
 		}
 	case itemConfirmed:
 		if f := active[it.topic]; f != nil {
-			f.confirmed = true
-			if f.known {
+			if f.state == feedKnown {
 				s.m.resubscriptions.Inc()
 				f.repair = true // the connection was new: whatever was published while it was down is in the stream
 			} else {
+				f.state = feedConfirmed
 				s.baseline(ctx, f)
 			}
 		}
@@ -88,10 +90,10 @@ func (s *Subscriber) baseline(ctx context.Context, f *feed) {
 	f.found(newest)
 }
 
-// found gives a feed that knew no position its first one, and with it readiness: ready is closed exactly when known
-// becomes true, so the two are one fact.
+// found gives a feed that knew no position its first one, and with it readiness: ready is closed exactly when the
+// state reaches feedKnown, so the two are one fact.
 func (f *feed) found(last hub.ID) {
-	f.last, f.known = last, true
+	f.last, f.state = last, feedKnown
 	close(f.ready)
 }
 
@@ -114,10 +116,10 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 		s.drop(f.topic, id, reason)
 		// The envelope's own id and prev cannot be trusted; the stream can. A repair reads past the entry (dropping
 		// it again if it is stored) without ever taking the envelope's word for where the stream is.
-		f.repair = f.known
+		f.repair = f.state == feedKnown
 		return
 	}
-	if !f.known { // the baseline read failed; the envelope itself tells where the stream was
+	if f.state != feedKnown { // the baseline read failed; the envelope itself tells where the stream was
 		f.found(ev.Prev)
 	}
 	switch {
@@ -137,9 +139,11 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[string]*feed) {
 	for _, f := range active {
 		switch {
-		case f.pending:
-			f.pending = s.subscribe(ctx, s.keys.Channel(f.topic)) != nil
-		case !f.known && f.confirmed:
+		case f.state == feedUnsent:
+			if s.subscribe(ctx, s.keys.Channel(f.topic)) == nil {
+				f.state = feedSent
+			}
+		case f.state == feedConfirmed:
 			s.baseline(ctx, f)
 		case f.repair:
 			s.repairFeed(ctx, b, f)
@@ -187,7 +191,7 @@ func (s *Subscriber) tailCheck(ctx context.Context, active map[string]*feed) {
 	pipe := s.rdb.Pipeline()
 	cmds := make(map[*feed]*redis.XMessageSliceCmd, len(active))
 	for _, f := range active {
-		if f.known {
+		if f.state == feedKnown {
 			cmds[f] = pipe.XRevRangeN(ctx, s.keys.Stream(f.topic), "+", "-", 1)
 		}
 	}
