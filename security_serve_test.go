@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/auth/authtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
@@ -54,7 +53,7 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 // tokenExpiry reads exp the way the hub does.
 func tokenExpiry(t testing.TB, tok string) time.Time {
 	t.Helper()
-	v, err := auth.NewVerifier(auth.Config{HMACSecret: []byte(authtest.Secret)})
+	v, err := auth.NewVerifier(auth.Config{HMACSecret: []byte(testSecret)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 		t.Errorf("serve with auth.anonymous false and no key = %v, want a refusal", err)
 	}
 	anon := true
-	for name, a := range map[string]config.AuthConfig{"a secret": {HMACSecret: authtest.Secret}, "a key file": {PublicKeyFile: "k.pem"}, "anonymous on purpose": {Anonymous: &anon}} {
+	for name, a := range map[string]config.AuthConfig{"a secret": {HMACSecret: testSecret}, "a key file": {PublicKeyFile: "k.pem"}, "anonymous on purpose": {Anonymous: &anon}} {
 		if err := (&config.Config{Listen: "0.0.0.0:8080", Auth: a}).CheckExposure(); err != nil {
 			t.Errorf("CheckExposure(public listen, %s) = %v, want nil", name, err)
 		}
@@ -103,7 +102,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 func TestServePublicListenWithAuth(t *testing.T) {
 	rs := redistest.Start(t)
 	h := &testHub{t: t, Redis: rs, Prefix: "pub", env: map[string]string{
-		"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": "pub", "HUB_AUTH_HMAC_SECRET": authtest.Secret, "HUB_SHUTDOWN_TIMEOUT": "5s",
+		"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": "pub", "HUB_AUTH_HMAC_SECRET": testSecret, "HUB_SHUTDOWN_TIMEOUT": "5s",
 	}}
 	h.start("0.0.0.0:0")
 	t.Cleanup(func() { h.Stop() })
@@ -239,16 +238,23 @@ func TestMetricsListener(t *testing.T) {
 	}
 }
 
+const testSecret = "security-test-secret-0123456789abcdef"
+
 // secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything.
 func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*testHub, string) {
 	t.Helper()
-	h := startHub(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + authtest.Secret}, env...)...)
-	return h, authtest.Token(t, authtest.Admin, time.Hour)
+	h := startHub(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
+	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
 }
 
 func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
-	return authtest.Token(t, g, ttl)
+	t.Helper()
+	tok, err := auth.Sign([]byte(testSecret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
+	if err != nil {
+		t.Fatalf("auth.Sign: %v", err)
+	}
+	return tok
 }
 
 func bearer(tok string) http.Header { return testutil.Bearer(tok) }

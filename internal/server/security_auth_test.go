@@ -17,7 +17,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/auth/authtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -32,7 +31,7 @@ func TestAuthRules(t *testing.T) {
 	g := auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}
 	good := signToken(t, g, time.Hour)
 	readOnly := signToken(t, auth.Grant{Subscribe: []string{"project.*"}}, time.Hour)
-	key := []byte(authtest.Secret)
+	key := []byte(testSecret)
 	expired := forge(t, jwt.SigningMethodHS256, key, hubClaims(g, now.Add(-2*time.Hour), now.Add(-2*time.Hour), now.Add(-time.Second)))
 	early := forge(t, jwt.SigningMethodHS256, key, hubClaims(g, now, now.Add(time.Hour), now.Add(2*time.Hour)))
 	wrongSig := forge(t, jwt.SigningMethodHS256, []byte("some-other-secret-0123456789abcdef!!"), hubClaims(g, now, now, now.Add(time.Hour)))

@@ -12,21 +12,27 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/auth/authtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
+
+const testSecret = "security-test-secret-0123456789abcdef"
 
 // secureEdge serves the edge with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything, for the checks that must see past the rules under test.
 func secureEdge(t *testing.T, rs *redistest.Server, env ...string) (*edge, string) {
 	t.Helper()
-	h := newEdge(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + authtest.Secret}, env...)...)
-	return h, authtest.Token(t, authtest.Admin, time.Hour)
+	h := newEdge(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
+	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
 }
 
 func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
-	return authtest.Token(t, g, ttl)
+	t.Helper()
+	tok, err := auth.Sign([]byte(testSecret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
+	if err != nil {
+		t.Fatalf("auth.Sign: %v", err)
+	}
+	return tok
 }
 
 func bearer(tok string) http.Header { return testutil.Bearer(tok) }
