@@ -18,6 +18,7 @@ const (
 	dropInvalidJSON = "invalid_json"
 	dropTooLarge    = "too_large"
 	dropBadEntry    = "bad_entry"
+	dropReserved    = "reserved_type" // a stored reset or auth-expired: only the hub sends those, and never with an id
 )
 
 // checkData applies the publisher's rules to data that arrived another way.
@@ -25,7 +26,7 @@ func checkData(data []byte, max int) string {
 	if len(data) > max {
 		return dropTooLarge
 	}
-	if !json.Valid(data) {
+	if checkJSON(data) != nil {
 		return dropInvalidJSON
 	}
 	return ""
@@ -45,6 +46,9 @@ func fromEntry(topic string, m redis.XMessage, max int, src hub.Source) (*hub.Ev
 	ev.Type, _ = m.Values["t"].(string)
 	if hub.ValidateType(ev.Type) != nil {
 		return ev, dropBadType
+	}
+	if controlType(ev.Type) {
+		return ev, dropReserved
 	}
 	d, _ := m.Values["d"].(string)
 	ev.Data = []byte(d)
@@ -81,6 +85,9 @@ func decodeLive(topic string, payload []byte, max int) (ev *hub.Event, reason st
 		if hub.ValidateType(env.Type) != nil {
 			return ev, dropBadType
 		}
+		if controlType(env.Type) {
+			return ev, dropReserved
+		}
 		if len(env.Data) > max {
 			return ev, dropTooLarge
 		}
@@ -100,6 +107,8 @@ func describeDrop(reason string) string {
 		return "data is not valid JSON"
 	case dropBadType:
 		return "invalid event type"
+	case dropReserved:
+		return "stored event of a type only the hub sends (reset, auth-expired)"
 	case dropBadEnvelope:
 		return "envelope with a malformed id or prev"
 	default:

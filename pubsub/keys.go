@@ -37,3 +37,8 @@ func (k Keys) TopicOf(name, suffix string) (string, bool) {
 	t := name[len(p) : len(name)-len(suffix)-2]
 	return t, t != ""
 }
+
+// Idempotency is the key that records an idempotency key's first event id on the topic, in the topic's slot.
+func (k Keys) Idempotency(topic, key string) string {
+	return k.prefix() + ":{" + topic + "}:idem:" + key
+}

@@ -1,6 +1,13 @@
 package pubsub
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncverse/hub/hub"
+)
 
 type subscriberMetrics struct {
 	up              prometheus.Gauge
@@ -40,4 +47,70 @@ func newSubscriberMetrics(reg prometheus.Registerer) *subscriberMetrics {
 		reg.MustRegister(m.up, m.followed, m.receiveErrors, m.overflows, m.resubscriptions, m.gaps, m.repairs)
 	}
 	return m
+}
+
+// Publish outcomes: the values of hub_publish_total's outcome label.
+const (
+	outcomeOK        = "ok"
+	outcomeDuplicate = "duplicate"
+	outcomeInvalid   = "invalid"
+	outcomeTooLarge  = "too_large"
+	outcomeFailed    = "failed"
+)
+
+// PublishMetrics counts what Publishers answered. Make one per registry and share it among a process's Publishers.
+type PublishMetrics struct {
+	total   *prometheus.CounterVec
+	retried *prometheus.CounterVec
+	waited  prometheus.Histogram
+}
+
+// NewPublishMetrics registers the publish metrics with reg; a nil reg keeps them unregistered.
+func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
+	m := &PublishMetrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_publish_total", Help: "Publishes through the script, by outcome (ok, duplicate: an idempotency key seen before, invalid, too_large, failed).",
+		}, []string{"outcome"}),
+		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_publish_retried_total", Help: "Publishes with an idempotency key that needed at least one retry, by outcome (ok, duplicate, failed).",
+		}, []string{"outcome"}),
+		waited: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "hub_publish_retry_seconds", Help: "How long a retried publish took from its first attempt to its answer.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2, 3, 5, 10},
+		}),
+	}
+	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeInvalid, outcomeTooLarge, outcomeFailed} {
+		m.total.WithLabelValues(o)
+	}
+	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeFailed} {
+		m.retried.WithLabelValues(o)
+	}
+	if reg != nil {
+		reg.MustRegister(m.total, m.retried, m.waited)
+	}
+	return m
+}
+
+func publishOutcome(res Result, err error) string {
+	switch {
+	case err == nil && res.Duplicate:
+		return outcomeDuplicate
+	case err == nil:
+		return outcomeOK
+	case errors.Is(err, ErrTooLarge):
+		return outcomeTooLarge
+	case errors.Is(err, ErrInvalid), errors.Is(err, hub.ErrBadTopic), errors.Is(err, hub.ErrBadType):
+		return outcomeInvalid
+	default:
+		return outcomeFailed
+	}
+}
+
+func (m *PublishMetrics) done(res Result, err error) {
+	m.total.WithLabelValues(publishOutcome(res, err)).Inc()
+}
+
+func (m *PublishMetrics) retriedFor(d time.Duration, res Result, err error) {
+	m.retried.WithLabelValues(publishOutcome(res, err)).Inc()
+	m.waited.Observe(d.Seconds())
 }

@@ -2,8 +2,6 @@ package pubsub
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,26 +11,27 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-// Publishing errors. Validation errors wrap ErrInvalid (or hub.ErrBadTopic / hub.ErrBadType, which also wrap
-// nothing else) so callers can answer 400, and ErrTooLarge so they can answer 413.
-var (
-	ErrInvalid  = errors.New("invalid event")
-	ErrTooLarge = errors.New("event too large")
+// Defaults of PublisherConfig's zero values.
+const (
+	DefaultMaxLen         = 10000            // history.max_len: the stream length kept per topic (MAXLEN ~)
+	DefaultMaxEventBytes  = 64 << 10         // limits.max_event_bytes
+	DefaultIdempotencyTTL = 10 * time.Minute // history.idempotency_ttl
+	DefaultRetryBudget    = 5 * time.Second  // redis.publish_retry
 )
-
-// DefaultMaxEventBytes is the largest data accepted when no limit is configured (64 KiB).
-const DefaultMaxEventBytes = 64 << 10
-
-// DefaultMaxLen is the stream length kept per topic (MAXLEN ~) when none is configured.
-const DefaultMaxLen = 10000
 
 // PublisherConfig tunes a Publisher. Zero values mean the documented defaults.
 type PublisherConfig struct {
-	Prefix        string
-	MaxLen        int64         // history.max_len: stream length kept (approximately), default 10000
-	MaxAge        time.Duration // history.max_age: also trim entries older than this; 0 keeps them
-	MaxEventBytes int           // limits.max_event_bytes, default 64 KiB
-	Sharded       bool          // redis.sharded_pubsub: SPUBLISH, for subscribers that SSUBSCRIBE
+	Prefix         string
+	MaxLen         int64         // history.max_len: stream length kept (approximately), default 10000
+	MaxAge         time.Duration // history.max_age: also trim entries older than this; 0 keeps them
+	MaxEventBytes  int           // limits.max_event_bytes, default 64 KiB
+	Sharded        bool          // redis.sharded_pubsub: SPUBLISH, for subscribers that SSUBSCRIBE
+	IdempotencyTTL time.Duration // history.idempotency_ttl: how long a key is remembered, default 10 min
+	// RetryBudget (redis.publish_retry, default 5 s) is how long a publish with an idempotency key is retried after
+	// a connection error or a failover reply (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, MASTERDOWN);
+	// negative turns retries off. A publish without a key is never retried here: it might be stored twice.
+	RetryBudget time.Duration
+	Metrics     *PublishMetrics // nil: counted nowhere
 }
 
 // Publisher publishes events with the publish script. It is safe for concurrent use.
@@ -42,6 +41,7 @@ type Publisher struct {
 	cfg    PublisherConfig
 	script *redis.Script
 	now    func() time.Time
+	m      *PublishMetrics
 }
 
 // NewPublisher returns a Publisher on rdb (a *redis.Client, *redis.ClusterClient or *redis.Ring... any
@@ -53,115 +53,133 @@ func NewPublisher(rdb redis.UniversalClient, cfg PublisherConfig) *Publisher {
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = DefaultMaxEventBytes
 	}
+	if cfg.IdempotencyTTL <= 0 {
+		cfg.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	if cfg.RetryBudget == 0 {
+		cfg.RetryBudget = DefaultRetryBudget
+	}
+	m := cfg.Metrics
+	if m == nil {
+		m = NewPublishMetrics(nil)
+	}
 	script := publishScript
 	if cfg.Sharded {
 		script = shardedPublishScript
 	}
-	return &Publisher{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, cfg: cfg, script: script, now: time.Now}
+	return &Publisher{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, cfg: cfg, script: script, now: time.Now, m: m}
 }
 
-// Validate checks an event as every publisher must: a valid topic and type, data that is one JSON value no larger
-// than max bytes. An empty type means hub.DefaultType.
-func Validate(topic, eventType string, data []byte, max int) error {
-	if err := hub.ValidateTopic(topic); err != nil {
+// Message is one event to publish.
+type Message struct {
+	Topic, Type string // an empty Type means hub.DefaultType
+	Data        []byte
+	// IdempotencyKey, when not empty, makes the publish safe to repeat for history.idempotency_ttl: the first
+	// publish with a key stores the event, any later one with the same key (on the same topic) answers the first
+	// event's id and stores nothing. With a key, failed attempts are retried within the retry budget.
+	IdempotencyKey string
+}
+
+// Result is the answer to a publish.
+type Result struct {
+	ID        string // the event's stream id
+	Duplicate bool   // the key had been seen: ID is the first event's, and nothing was stored or delivered now
+	Retries   int    // attempts after the first
+}
+
+// Publish validates and publishes one event, returning its stream id. Publishing is at least once: after an error
+// the event may or may not have been stored; PublishMessage with an IdempotencyKey makes a retry safe.
+func (p *Publisher) Publish(ctx context.Context, topic, eventType string, data []byte) (string, error) {
+	r, err := p.PublishMessage(ctx, Message{Topic: topic, Type: eventType, Data: data})
+	return r.ID, err
+}
+
+// PublishMessage validates and publishes one event. With an idempotency key, an attempt that fails on a
+// connection error or a failover reply is retried with backoff within the retry budget; the key makes sure that
+// an attempt which did store the event before failing is not stored again.
+func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, error) {
+	if m.Type == "" {
+		m.Type = hub.DefaultType
+	}
+	if err := p.validate(m); err != nil {
+		p.m.done(Result{}, err)
+		return Result{}, err
+	}
+	keys, args := p.scriptCall(m)
+	var res Result
+	started := p.now()
+	for {
+		reply, err := p.script.Run(ctx, p.rdb, keys, args...).Result()
+		if err == nil {
+			res.ID, res.Duplicate, err = parseReply(reply)
+		}
+		if err == nil || m.IdempotencyKey == "" || p.cfg.RetryBudget < 0 || !retryable(err) {
+			return p.finish(m.Topic, res, started, err)
+		}
+		wait := backoff(res.Retries)
+		if p.now().Sub(started)+wait > p.cfg.RetryBudget {
+			return p.finish(m.Topic, res, started, fmt.Errorf("%w (retried for %v)", err, p.now().Sub(started).Round(time.Millisecond)))
+		}
+		if !sleep(ctx, wait) {
+			return p.finish(m.Topic, res, started, fmt.Errorf("%w (then: %w)", err, ctx.Err()))
+		}
+		res.Retries++
+	}
+}
+
+func (p *Publisher) validate(m Message) error {
+	if err := Validate(m.Topic, m.Type, m.Data, p.cfg.MaxEventBytes); err != nil {
 		return err
 	}
-	if eventType != "" {
-		if err := hub.ValidateType(eventType); err != nil {
-			return err
-		}
-	}
-	if len(data) > max {
-		return fmt.Errorf("%w: data is %d bytes, at most %d", ErrTooLarge, len(data), max)
-	}
-	if !json.Valid(data) {
-		return fmt.Errorf("%w: data is not one valid JSON value", ErrInvalid)
+	if m.IdempotencyKey != "" {
+		return ValidateKey(m.IdempotencyKey)
 	}
 	return nil
 }
 
-// Publish validates and publishes one event, returning its stream id. Publishing is at least once: after an error
-// the event may or may not have been stored, so a retrying agent should put its own idempotency key in data.
-func (p *Publisher) Publish(ctx context.Context, topic, eventType string, data []byte) (string, error) {
-	if eventType == "" {
-		eventType = hub.DefaultType
-	}
-	if err := Validate(topic, eventType, data, p.cfg.MaxEventBytes); err != nil {
-		return "", err
-	}
-	id, err := p.script.Run(ctx, p.rdb, p.scriptKeys(topic), p.scriptArgs(topic, eventType, data)...).Text()
+// finish reports a publish's end to the metrics and wraps its error.
+func (p *Publisher) finish(topic string, res Result, started time.Time, err error) (Result, error) {
 	if err != nil {
-		return "", fmt.Errorf("publish to %s: %w", topic, err)
+		if r := refusal(err); r != nil {
+			err = r
+		}
+		err = fmt.Errorf("publish to %s: %w", topic, err)
+		res.ID, res.Duplicate = "", false
 	}
-	return id, nil
+	p.m.done(res, err)
+	if res.Retries > 0 {
+		p.m.retriedFor(p.now().Sub(started), res, err)
+	}
+	return res, err
 }
 
-func (p *Publisher) scriptKeys(topic string) []string {
-	return []string{p.keys.Stream(topic), p.keys.State(topic)}
-}
-
-func (p *Publisher) scriptArgs(topic, eventType string, data []byte) []any {
+func (p *Publisher) scriptCall(m Message) (keys []string, args []any) {
 	minID := ""
 	if p.cfg.MaxAge > 0 {
 		minID = strconv.FormatInt(p.now().Add(-p.cfg.MaxAge).UnixMilli(), 10)
 	}
-	return []any{p.keys.Channel(topic), eventType, data, p.cfg.MaxLen, p.cfg.MaxEventBytes, minID}
+	keys = []string{p.keys.Stream(m.Topic), p.keys.State(m.Topic)}
+	args = []any{p.keys.Channel(m.Topic), m.Type, m.Data, p.cfg.MaxLen, p.cfg.MaxEventBytes, minID}
+	if m.IdempotencyKey != "" {
+		keys = append(keys, p.keys.Idempotency(m.Topic, m.IdempotencyKey))
+		args = append(args, p.cfg.IdempotencyTTL.Milliseconds())
+	}
+	return keys, args
 }
 
-// Message is one event of a batch.
-type Message struct {
-	Topic, Type string
-	Data        []byte
-}
-
-// PublishBatch publishes several events in one round trip (a pipeline of script calls). Events of one topic are
-// stored in the order given. ids[i] is the id of msgs[i], or "" where errs[i] says why it was not published.
-func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) (ids []string, errs []error) {
-	ids, errs = make([]string, len(msgs)), make([]error, len(msgs))
-	types := make([]string, len(msgs)) // the caller's messages are left as they are
-	todo := make([]int, 0, len(msgs))
-	for i, m := range msgs {
-		if m.Type == "" {
-			types[i] = hub.DefaultType
-		} else {
-			types[i] = m.Type
-		}
-		if errs[i] = Validate(m.Topic, types[i], m.Data, p.cfg.MaxEventBytes); errs[i] == nil {
-			todo = append(todo, i)
-		}
-	}
-	// A script cache emptied by a Redis restart answers NOSCRIPT: load the script and send only those again, so no
-	// event is stored twice.
-	for attempt := 0; attempt < 2 && len(todo) > 0; attempt++ {
-		if attempt > 0 {
-			if err := p.script.Load(ctx, p.rdb).Err(); err != nil {
-				for _, i := range todo {
-					errs[i] = fmt.Errorf("publish to %s: load script: %w", msgs[i].Topic, err)
-				}
-				return ids, errs
+// parseReply reads the script's answer: an id, or {id, duplicate} when it was given a key.
+func parseReply(v any) (id string, duplicate bool, err error) {
+	switch r := v.(type) {
+	case string:
+		return r, false, nil
+	case []any:
+		if len(r) == 2 {
+			id, ok1 := r[0].(string)
+			dup, ok2 := r[1].(int64)
+			if ok1 && ok2 {
+				return id, dup == 1, nil
 			}
 		}
-		pipe := p.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(todo))
-		for k, i := range todo {
-			m := msgs[i]
-			cmds[k] = p.script.EvalSha(ctx, pipe, p.scriptKeys(m.Topic), p.scriptArgs(m.Topic, types[i], m.Data)...)
-		}
-		_, _ = pipe.Exec(ctx) // each command carries its own error
-		again := todo[:0]
-		for k, i := range todo {
-			id, err := cmds[k].Text()
-			switch {
-			case err == nil:
-				ids[i], errs[i] = id, nil
-			case redis.HasErrorPrefix(err, "NOSCRIPT"):
-				again = append(again, i)
-				errs[i] = fmt.Errorf("publish to %s: %w", msgs[i].Topic, err)
-			default:
-				errs[i] = fmt.Errorf("publish to %s: %w", msgs[i].Topic, err)
-			}
-		}
-		todo = again
 	}
-	return ids, errs
+	return "", false, fmt.Errorf("publish script answered %v, want an id or {id, duplicate}", v)
 }

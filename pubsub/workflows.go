@@ -154,9 +154,10 @@ func (w *Workflows) Commit(ctx context.Context, c workflow.Commit) (bool, error)
 	if !c.Expect.IsZero() {
 		expect = c.Expect.String()
 	}
-	args := append(w.pub.scriptArgs(c.Topic, typ, data), "",
+	keys, args := w.pub.scriptCall(Message{Topic: c.Topic, Type: typ, Data: data})
+	args = append(args, "", // ARGV[7], the idempotency record's TTL: a verdict has no key
 		markField(c.Mark, c.Workflow), c.Value, fieldWorkflow+c.Workflow, expect, publish)
-	res, err := w.script.Run(ctx, w.pub.rdb, w.pub.scriptKeys(c.Topic), args...).Result()
+	res, err := w.script.Run(ctx, w.pub.rdb, keys, args...).Result()
 	switch {
 	case err == redis.Nil:
 		return false, nil

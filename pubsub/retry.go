@@ -1,0 +1,57 @@
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// failoverReplies are the Redis error replies that mean "not here, not now": a slot moved or is moving, the cluster
+// or the master is down, the server is loading its data, or it has just become a replica.
+var failoverReplies = []string{"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "READONLY", "MASTERDOWN"}
+
+// retryable reports whether a failed publish may succeed if sent again: a connection that failed or a failover
+// reply. A refusal of the event, a script error or the caller's own deadline is final.
+func retryable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) {
+		return false
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		for _, p := range failoverReplies {
+			if redis.HasErrorPrefix(err, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var nerr net.Error
+	return errors.As(err, &nerr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, redis.ErrPoolTimeout)
+}
+
+// backoff is the wait before retry n+1: 25 ms doubling to at most 800 ms, jittered down by up to half, so the
+// publishers that a failover interrupted together do not come back together.
+func backoff(n int) time.Duration {
+	d := 25 * time.Millisecond << min(n, 5)
+	return d/2 + rand.N(d/2+1)
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether it waited the whole d.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
