@@ -12,18 +12,20 @@ import (
 
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/pubsub"
 )
 
-// The agents in other languages carry their own copy of the publish script: it must be the hub's.
-func TestExamplesCarryThePublishScript(t *testing.T) {
+// The agents in other languages run the hub's own script file, not a copy of it that could drift.
+func TestExamplesReadThePublishScript(t *testing.T) {
 	for _, f := range []string{"examples/python/agent.py", "examples/shell/publish.sh"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), pubsub.PublishScript) {
-			t.Errorf("%s does not contain pubsub.PublishScript verbatim; update it", f)
+		if !strings.Contains(string(b), `"pubsub", "publish.lua"`) && !strings.Contains(string(b), "/pubsub/publish.lua") {
+			t.Errorf("%s does not read pubsub/publish.lua", f)
+		}
+		if strings.Contains(string(b), "redis.call(") {
+			t.Errorf("%s carries script code of its own; it should run pubsub/publish.lua", f)
 		}
 	}
 }

@@ -21,9 +21,10 @@ func TestREADMEShowsThePublishScript(t *testing.T) {
 	}
 }
 
-// The README's redis-cli command, run as written by sh next to a publish.lua, publishes an event that an SSE client
-// of the hub receives. Only where it points is changed: a redis-cli on PATH that reaches the test's server, and the
-// test's key prefix for the default "hub".
+// The README's redis-cli command, run as written by sh from the repository's root (it reads pubsub/publish.lua, the
+// script the hub embeds), publishes an event that an SSE client of the hub receives. Run twice, as a retry would, it
+// answers the same id, the second time marked as a duplicate, and the event is delivered and stored once. Only where
+// it points is changed: a redis-cli on PATH that reaches the test's server, and the test's key prefix for "hub".
 func TestREADMERedisCliExamplePublishes(t *testing.T) {
 	needTool(t, "redis-cli", "sh")
 	m := regexp.MustCompile("(?s)```sh\n(redis-cli EVAL .*?)```").FindStringSubmatch(readme(t))
@@ -34,31 +35,37 @@ func TestREADMERedisCliExamplePublishes(t *testing.T) {
 	h := startHub(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0")
 
-	dir, bin := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "publish.lua"), []byte(pubsub.PublishScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bin := t.TempDir()
 	cli, _ := exec.LookPath("redis-cli")
 	host, port, _ := strings.Cut(rs.Addr, ":")
 	wrapper := "#!/bin/sh\nexec " + cli + " -h " + host + " -p " + port + ` "$@"` + "\n"
 	if err := os.WriteFile(filepath.Join(bin, "redis-cli"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("sh", "-c", strings.ReplaceAll(m[1], "'hub:{", "'"+h.Prefix+":{"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	id := strings.TrimSpace(string(out))
-	if err != nil || !regexp.MustCompile(`^\d+-\d+$`).MatchString(id) {
-		t.Fatalf("the README's redis-cli command = %v, output %q; want an event id\n%s", err, out, m[1])
+	run := func() []string {
+		cmd := exec.Command("sh", "-c", strings.ReplaceAll(m[1], "'hub:{", "'"+h.Prefix+":{"))
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		f := strings.Fields(string(out))
+		if err != nil || len(f) != 2 || !regexp.MustCompile(`^\d+-\d+$`).MatchString(f[0]) {
+			t.Fatalf("the README's redis-cli command = %v, output %q; want an event id and 0 or 1\n%s", err, out, m[1])
+		}
+		return f
 	}
-	want := ssetest.Frame{ID: id, Event: "progress", Data: `{"workflow":"wf-7","progress":0.2}`, HasID: true}
+	first, again := run(), run()
+	if first[1] != "0" || again[0] != first[0] || again[1] != "1" {
+		t.Errorf("the README's redis-cli command twice printed %q, then %q; want an id and 0, then the same id and 1", first, again)
+	}
+	want := ssetest.Frame{ID: first[0], Event: "progress", Data: `{"workflow":"wf-7","progress":0.2}`, HasID: true}
 	if got := c.NextEvent(5 * time.Second); got != want {
 		t.Errorf("after the README's redis-cli command the live stream sent %+v, want %+v", got, want)
 	}
 	replay := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0") // from the stream this time: it was stored too
 	if got := replay.NextEvent(5 * time.Second); got != want {
 		t.Errorf("a client replaying from 0-0 after the README's redis-cli command got %+v, want %+v", got, want)
+	}
+	if n, err := h.RDB.XLen(t.Context(), h.StreamKey("project.42")).Result(); err != nil || n != 1 {
+		t.Errorf("XLEN after the README's redis-cli command twice = %d, %v; want 1", n, err)
 	}
 }
 

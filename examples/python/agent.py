@@ -14,78 +14,43 @@ import json
 import os
 import sys
 import time
+import uuid
 
 import redis
 
-# Verbatim pubsub.PublishScript; the hub's tests check that it still is.
-PUBLISH_SCRIPT = r"""local typ, data = ARGV[2], ARGV[3]
-if #typ == 0 or #typ > 64 or string.find(typ, '[^a-z0-9._-]') then
-  return redis.error_reply('ERR invalid event type')
-end
-if #data > tonumber(ARGV[5]) then
-  return redis.error_reply('ERR event too large')
-end
-local ok, obj, decodeErr = pcall(cjson.decode, data)
-if not ok or decodeErr then
-  return redis.error_reply('ERR data is not valid JSON')
-end
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local prev = '0-0'
-if last[1] then prev = last[1][1] end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data)
-if ARGV[6] ~= '' then
-  redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
-end
-local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '","data":' .. data .. '}'
-redis.call('PUBLISH', ARGV[1], env)
-local fields = {'_cursor', id}
-if type(obj) == 'table' then
-  if typ == 'lock' and type(obj.key) == 'string' then
-    table.insert(fields, 'lock:' .. obj.key)
-    table.insert(fields, env)
-    if type(obj.workflow) == 'string' then
-      table.insert(fields, 'wflock:' .. obj.workflow)
-      table.insert(fields, env)
-    end
-    if type(obj.fence) == 'number' then
-      local top = tonumber(redis.call('HGET', KEYS[2], 'fence:' .. obj.key))
-      if top and obj.fence < top then
-        table.insert(fields, 'fencelow:' .. obj.key)
-        table.insert(fields, env)
-      elseif not top or obj.fence > top then
-        table.insert(fields, 'fence:' .. obj.key)
-        table.insert(fields, string.format('%.0f', obj.fence))
-      end
-    end
-  elseif typ == 'health' and type(obj.workflow) == 'string' then
-    table.insert(fields, 'verdict:' .. obj.workflow)
-    table.insert(fields, env)
-  elseif type(obj.workflow) == 'string' then
-    table.insert(fields, 'wf:' .. obj.workflow)
-    table.insert(fields, env)
-    redis.call('HSETNX', KEYS[2], 'wfstart:' .. obj.workflow, id)
-  end
-end
-redis.call('HSET', KEYS[2], unpack(fields))
-return id
-"""
+# The hub's publish script, read from the hub's own file so it can never drift from what the hub runs.
+PUBLISH_SCRIPT_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "pubsub", "publish.lua")
 
 MAX_LEN = 10000           # history.max_len
 MAX_EVENT_BYTES = 65536   # limits.max_event_bytes
+IDEMPOTENCY_TTL_MS = 600000  # history.idempotency_ttl
 
 
 class Hub:
     def __init__(self, client, prefix="hub"):
         self.prefix = prefix
-        self.script = client.register_script(PUBLISH_SCRIPT)
+        with open(PUBLISH_SCRIPT_FILE, encoding="utf-8") as f:
+            self.script = client.register_script(f.read())
 
-    def publish(self, topic, data, event_type="progress"):
-        """Publish one event and return its id. At least once: after an error it may have been stored."""
-        keys = [f"{self.prefix}:{{{topic}}}:events", f"{self.prefix}:{{{topic}}}:state"]
+    def publish(self, topic, data, event_type="progress", idempotency_key=None):
+        """Publish one event and return its id.
+
+        Every event gets an idempotency key (a fresh one unless given), so a retry after an error cannot store it
+        twice: the script answers the first event's id for a key it has seen in the last 10 minutes.
+        """
+        key = idempotency_key or str(uuid.uuid4())
+        keys = [f"{self.prefix}:{{{topic}}}:events", f"{self.prefix}:{{{topic}}}:state",
+                f"{self.prefix}:{{{topic}}}:idem:{key}"]
         args = [f"{self.prefix}:{{{topic}}}:live", event_type, json.dumps(data, separators=(",", ":")),
-                MAX_LEN, MAX_EVENT_BYTES, ""]
-        event_id = self.script(keys=keys, args=args)
-        return event_id.decode() if isinstance(event_id, bytes) else event_id
+                MAX_LEN, MAX_EVENT_BYTES, "", IDEMPOTENCY_TTL_MS]
+        for attempt in range(5):
+            try:
+                event_id, _duplicate = self.script(keys=keys, args=args)
+                return event_id.decode() if isinstance(event_id, bytes) else event_id
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.ReadOnlyError):
+                if attempt == 4:
+                    raise
+                time.sleep(0.1 * 2 ** attempt)
 
 
 def main():

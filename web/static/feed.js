@@ -136,7 +136,8 @@ export class Feed {
     es.onerror = () => this.onError(es);
     const onMessage = (ev) => this.onMessage(es, ev);
     for (const type of this.types) es.addEventListener(type, onMessage);
-    es.addEventListener('auth-expired', () => this.onAuthExpired(es));
+    // The hub's control frames never carry an id; one with an id is a stored event posing as one, and is ignored.
+    es.addEventListener('auth-expired', (ev) => { if (ev.lastEventId === this.esLastId) this.onAuthExpired(es); });
   }
 
   /**
@@ -217,7 +218,7 @@ export class Feed {
     if (fresh) this.esLastId = ev.lastEventId;
     let data;
     try { data = JSON.parse(ev.data); } catch { data = ev.data; }
-    if (ev.type === 'reset') { this.onReset(data); return; }
+    if (ev.type === 'reset') { if (!fresh) this.onReset(data); return; }
     if (!fresh) { this.onEphemeral(ev.type, data, now); return; }
     const where = parseEventId(ev.lastEventId, this.topics);
     if (!where || !this.positions.has(where.topic)) {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -64,7 +65,10 @@ func run(ctx context.Context) error {
 			"workflow": *workflow, "title": "table creation", "agent": "go", "status": status, "step": step,
 			"progress": progress, "fence": ls.Fence(),
 		})
-		return pub.Publish(ctx, *topic, "progress", data)
+		// The key names this report, so a retry (the Publisher's own, after a failover) cannot store it twice.
+		key := fmt.Sprintf("%s/%d/%s/%s", *workflow, ls.Fence(), status, strings.ReplaceAll(step, " ", "_"))
+		res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: "progress", Data: data, IdempotencyKey: key})
+		return res.ID, err
 	}
 	steps := []string{"plan", "create tables", "seed", "verify"}
 	// Reports go out under the lease's context: once it is lost, this agent no longer speaks for the workflow.
