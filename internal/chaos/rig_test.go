@@ -22,7 +22,7 @@ import (
 type rig struct {
 	t      *testing.T
 	redis  *redistest.Server
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	prefix string
 	keys   pubsub.Keys
 	pad    string // appended to every event publish sends, to make events as large as a scenario needs

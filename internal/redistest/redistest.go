@@ -28,6 +28,7 @@ type Server struct {
 	t       testing.TB
 	dir     string
 	aof     bool
+	extra   []string
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	waitErr chan error
@@ -38,6 +39,10 @@ type Server struct {
 type Options struct {
 	// AppendOnly turns on AOF with fsync always, so a kill -9 keeps every acknowledged write.
 	AppendOnly bool
+	// Args are more redis-server arguments (e.g. "--replicaof", host, port), given at every start.
+	Args []string
+	// ClusterBus picks a port whose cluster bus port (port+10000) is free too.
+	ClusterBus bool
 }
 
 var warnOnce sync.Once
@@ -64,7 +69,11 @@ func StartReal(t testing.TB, opts Options) *Server {
 		}
 		t.Skip("redis-server not installed; this test needs a real Redis")
 	}
-	s := &Server{t: t, dir: t.TempDir(), aof: opts.AppendOnly, Addr: freeAddr(t)}
+	addr := freeAddr(t)
+	if opts.ClusterBus {
+		addr = freeBusAddr(t)
+	}
+	s := &Server{t: t, dir: t.TempDir(), aof: opts.AppendOnly, extra: opts.Args, Addr: addr}
 	if err := s.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
@@ -112,7 +121,7 @@ func (s *Server) Start() error {
 	} else {
 		args = append(args, "--appendonly", "no")
 	}
-	cmd := exec.Command("redis-server", args...)
+	cmd := exec.Command("redis-server", append(args, s.extra...)...)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -187,6 +196,23 @@ func freeAddr(t testing.TB) string {
 	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
+// freeBusAddr is freeAddr for a cluster node: port+10000, its cluster bus, was free a moment ago too.
+func freeBusAddr(t testing.TB) string {
+	for range 50 {
+		a := freeAddr(t)
+		port, _ := strconv.Atoi(a[len("127.0.0.1:"):])
+		if port+10000 > 65535 {
+			continue
+		}
+		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
+			bus.Close()
+			return a
+		}
+	}
+	t.Fatalf("no free port with a free cluster bus port")
+	return ""
+}
+
 // Prefix returns a key prefix unique to the test, so tests sharing a server do not see each other's keys.
 func Prefix(t testing.TB) string {
 	return fmt.Sprintf("t%d", time.Now().UnixNano())
@@ -197,4 +223,14 @@ func (s *Server) Flush(ctx context.Context) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer c.Close()
 	return c.FlushAll(ctx).Err()
+}
+
+// Running reports whether the server is up (not killed or stopped).
+func (s *Server) Running() bool {
+	if s.mini != nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
 }

@@ -1,0 +1,298 @@
+package chaos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/pubsub"
+)
+
+// Scenarios 11 and 12: publishing through a failover. Three hubs share a Redis Cluster (3 masters, 3 replicas,
+// sharded pub/sub) or a Sentinel-watched pair; publishers POST /publish to them round robin, every event with its
+// own Idempotency-Key. A manual failover of the busiest master, then a SIGKILL of the master that took over: every
+// publish answers 202 (the hubs retry inside redis.publish_retry), every event is stored once and delivered once, in
+// order, to a client on each hub.
+
+func TestChaos11PublishThroughClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos scenarios run real processes; skipped with -short")
+	}
+	cluster := redistest.StartCluster(t, 3, 1, time.Second)
+	r := newFailoverRig(t, cluster.URL(), "HUB_REDIS_SHARDED_PUBSUB=true")
+	topics := topicNames("s11", 6)
+	busy, _ := cluster.MasterOf(r.keys.Stream(topics[0]))
+	r.run(topics, func() {
+		master, replica := cluster.MasterOf(r.keys.Stream(topics[0]))
+		if err := replica.Client().Do(context.Background(), "CLUSTER", "FAILOVER").Err(); err != nil {
+			t.Fatalf("CLUSTER FAILOVER on %s: %v", replica.Addr, err)
+		}
+		r.waitMaster(cluster, topics[0], replica, "the replica "+replica.Addr+" takes over from "+master.Addr)
+	}, func() {
+		promoted, _ := cluster.MasterOf(r.keys.Stream(topics[0]))
+		promoted.Kill()
+		r.waitMaster(cluster, topics[0], busy, "the first master "+busy.Addr+" takes its slots back")
+	})
+}
+
+func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos scenarios run real processes; skipped with -short")
+	}
+	s := redistest.StartSentinel(t, time.Second)
+	r := newFailoverRig(t, s.URL())
+	topics := topicNames("s12", 6)
+	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
+	defer sc.Close()
+	r.run(topics, func() {
+		if err := sc.Failover(context.Background(), "hubmaster").Err(); err != nil {
+			t.Fatalf("SENTINEL FAILOVER: %v", err)
+		}
+		r.poll("the sentinel promotes "+s.Replica.Addr, func() bool { return s.CurrentMaster() == s.Replica.Addr })
+	}, func() {
+		s.Replica.Kill()
+		r.poll("the sentinel promotes "+s.Master.Addr+" again", func() bool { return s.CurrentMaster() == s.Master.Addr })
+	})
+}
+
+// failoverRig is a rig on a replicated Redis with three hubs and the keyed publishers.
+type failoverRig struct {
+	*rig
+	hubs []*Hub
+}
+
+func newFailoverRig(t *testing.T, url string, env ...string) *failoverRig {
+	rdb, err := pubsub.NewClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	prefix := "chaos" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	r := &failoverRig{rig: &rig{t: t, rdb: rdb, prefix: prefix, keys: pubsub.Keys{Prefix: prefix}}}
+	// The publish rate limit is per address, and every publisher here shares 127.0.0.1.
+	env = append([]string{"HUB_REDIS_URL=" + url, "HUB_LIMITS_PUBLISH_RATE=0", "HUB_REDIS_PUBLISH_RETRY=5s"}, env...)
+	for range 3 {
+		r.hubs = append(r.hubs, r.startHub("unused:0", env...)) // HUB_REDIS_URL above wins over the rig's default
+	}
+	return r
+}
+
+func (r *failoverRig) poll(what string, cond func() bool) {
+	r.t.Helper()
+	if err := poll(30*time.Second, func() (bool, string) { return cond(), what }); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// waitMaster waits until want is the master of topic's slot and the cluster is whole again.
+func (r *failoverRig) waitMaster(c *redistest.Cluster, topic string, want *redistest.Server, what string) {
+	r.poll(what, func() bool { m, _ := c.MasterOf(r.keys.Stream(topic)); return m == want })
+}
+
+// run starts a client on each hub and the keyed publishers, applies the two faults a second apart under load,
+// publishes a while longer, then checks what was stored and delivered and records the row.
+func (r *failoverRig) run(topics []string, failover, kill func()) {
+	t := r.t
+	tr := NewTransport(0)
+	defer tr.CloseIdleConnections()
+	urls := make([]string, len(r.hubs))
+	for i, h := range r.hubs {
+		urls[i] = h.URL
+	}
+	fleet := NewFleet(len(r.hubs), func(i int) ClientConfig {
+		return ClientConfig{URLs: append(urls[i:len(urls):len(urls)], urls[:i]...), Topics: topics, LastEventID: fromStart(topics), Transport: tr}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fleet.Run(ctx)
+	defer fleet.Stop()
+	if err := fleet.WaitConnected(15 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	load := &keyedLoad{urls: urls, topics: topics, client: &http.Client{Transport: tr, Timeout: 15 * time.Second}, stop: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Go(func() { load.run(ctx, 6, 25*time.Millisecond) })
+	load.waitAcked(t, 200)
+	failover()
+	load.waitAcked(t, load.acked()+200)
+	kill()
+	load.waitAcked(t, load.acked()+200)
+	close(load.stop)
+	wg.Wait()
+
+	truth := r.truths(topics)
+	if _, err := fleet.WaitCaughtUp(newestOf(truth), 30*time.Second); err != nil {
+		t.Errorf("clients did not catch up: %v", err)
+	}
+	tally := verify(t, fleet, truth)
+	stored := r.storedKeys(topics)
+	load.check(t, stored)
+	retried, waited := 0.0, 0.0
+	for _, h := range r.hubs {
+		m, err := h.Metrics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range []string{"ok", "duplicate", "failed"} {
+			retried += m[`hub_publish_retried_total{outcome="`+o+`"}`]
+		}
+		waited += m["hub_publish_retry_seconds_sum"]
+	}
+	record(t, Row{Scenario: t.Name(), Published: total(truth), Reconnects: fleet.Reconnects(), Note: fmt.Sprintf(
+		"%d keyed publishes, %d answered other than 202 (sent again), %d duplicates answered; the hubs retried %.0f (%.1f s in all); longest POST %v",
+		load.sent, load.refused, load.dups, retried, waited, load.longest.Round(time.Millisecond))}.Fill(tally))
+}
+
+// storedKeys reads every topic's stream and counts each idempotency key found in the events' data.
+func (r *failoverRig) storedKeys(topics []string) map[string]int {
+	out := map[string]int{}
+	for _, topic := range topics {
+		msgs, err := r.rdb.XRange(context.Background(), r.keys.Stream(topic), "-", "+").Result()
+		if err != nil {
+			r.t.Fatalf("XRANGE %s: %v", topic, err)
+		}
+		for _, m := range msgs {
+			d, _ := m.Values["d"].(string)
+			if i := strings.Index(d, `"key":"`); i >= 0 {
+				k := d[i+7:]
+				out[k[:strings.IndexByte(k, '"')]]++
+			}
+		}
+	}
+	return out
+}
+
+// keyedLoad is publishers that POST /publish round robin over the hubs, each event with its own key, sending a
+// request again (same key) until it answers 202.
+type keyedLoad struct {
+	urls    []string
+	topics  []string
+	client  *http.Client
+	stop    chan struct{}
+	mu      sync.Mutex
+	ids     map[string]string // key → the id 202 answered
+	sent    int               // publishes
+	refused int               // answers other than 202 (each followed by the same request again)
+	dups    int               // 202 answers marked duplicate
+	longest time.Duration     // first send to 202
+	errs    []string
+}
+
+func (l *keyedLoad) run(ctx context.Context, publishers int, every time.Duration) {
+	l.ids = map[string]string{}
+	var wg sync.WaitGroup
+	for p := range publishers {
+		wg.Go(func() {
+			tick := time.NewTicker(every)
+			defer tick.Stop()
+			for seq := 0; ; seq++ {
+				select {
+				case <-l.stop:
+					return
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				l.publishOne(ctx, p, seq)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (l *keyedLoad) publishOne(ctx context.Context, p, seq int) {
+	key := fmt.Sprintf("p%d-%d", p, seq)
+	topic := l.topics[(p+seq)%len(l.topics)]
+	body := fmt.Sprintf(`{"topic":%q,"data":{"workflow":"wf-%d","seq":%d,"key":%q}}`, topic, p, seq, key)
+	began := time.Now()
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		url := l.urls[(p+seq+attempt)%len(l.urls)] + "/publish"
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewBufferString(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Idempotency-Key", key)
+		id, dup, status, err := postPublish(l.client, req)
+		l.mu.Lock()
+		if status == http.StatusAccepted {
+			l.sent++
+			l.ids[key] = id
+			l.longest = max(l.longest, time.Since(began))
+			if dup {
+				l.dups++
+			}
+			l.mu.Unlock()
+			return
+		}
+		l.refused++
+		if len(l.errs) < 10 {
+			l.errs = append(l.errs, fmt.Sprintf("%s %s: %d %v", url, key, status, err))
+		}
+		l.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (l *keyedLoad) acked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.ids)
+}
+
+func (l *keyedLoad) waitAcked(t *testing.T, n int) {
+	t.Helper()
+	if err := poll(60*time.Second, func() (bool, string) {
+		return l.acked() >= n, fmt.Sprintf("%d publishes answered 202, want %d", l.acked(), n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// check fails the test unless every publish answered 202 on its first request and its key is stored exactly once.
+func (l *keyedLoad) check(t *testing.T, stored map[string]int) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refused > 0 {
+		t.Errorf("%d requests answered other than 202 (the hubs' retries should have covered the faults): %q", l.refused, l.errs)
+	}
+	for key := range l.ids {
+		if stored[key] != 1 {
+			t.Errorf("key %s answered 202 and is stored %d times, want once", key, stored[key])
+		}
+	}
+	for key, n := range stored {
+		if _, ok := l.ids[key]; !ok {
+			t.Errorf("key %s stored %d times but never answered 202", key, n)
+		}
+	}
+}
+
+// postPublish sends one POST /publish and reads the answer: the id, whether it was a duplicate, the status.
+func postPublish(c *http.Client, req *http.Request) (id string, duplicate bool, status int, err error) {
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", false, 0, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		ID        string `json:"id"`
+		Duplicate bool   `json:"duplicate"`
+		Error     string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return "", false, resp.StatusCode, err
+	}
+	if body.Error != "" {
+		err = errors.New(body.Error)
+	}
+	return body.ID, body.Duplicate, resp.StatusCode, err
+}
