@@ -6,6 +6,7 @@ import (
 	"errors"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -31,16 +32,16 @@ func TestChaos11PublishThroughClusterFailover(t *testing.T) {
 	cluster := redistest.StartCluster(t, 3, 1, time.Second)
 	r := newFailoverRig(t, cluster.URL(), "HUB_REDIS_SHARDED_PUBSUB=true")
 	topics := topicNames("s11", 6)
-	busy, _ := cluster.MasterOf(r.keys.Stream(topics[0]))
+	busy, replica := cluster.MasterOf(r.keys.Stream(topics[0]))
+	r.poll("a replica of "+topics[0]+"'s master is known", func() bool { busy, replica = cluster.MasterOf(r.keys.Stream(topics[0])); return replica != nil })
 	r.run(topics, func() {
-		master, replica := cluster.MasterOf(r.keys.Stream(topics[0]))
 		if err := replica.Client().Do(context.Background(), "CLUSTER", "FAILOVER").Err(); err != nil {
 			t.Fatalf("CLUSTER FAILOVER on %s: %v", replica.Addr, err)
 		}
-		r.waitMaster(cluster, topics[0], replica, "the replica "+replica.Addr+" takes over from "+master.Addr)
+		r.waitMaster(cluster, topics[0], replica, "the replica "+replica.Addr+" takes over from "+busy.Addr)
+		r.waitInSync(busy)
 	}, func() {
-		promoted, _ := cluster.MasterOf(r.keys.Stream(topics[0]))
-		promoted.Kill()
+		replica.Kill()
 		r.waitMaster(cluster, topics[0], busy, "the first master "+busy.Addr+" takes its slots back")
 	})
 }
@@ -55,10 +56,26 @@ func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
 	defer sc.Close()
 	r.run(topics, func() {
+		// SENTINEL FAILOVER alone is not coordinated: the old master takes writes until the sentinel tells it to
+		// follow the new one (20 s here), then drops them in the resync. A switchover pauses writes on it first and
+		// points it at the new master once promoted, as an operator would; the paused publishes then meet
+		// READONLY, which the hubs retry.
+		old := s.Master.Client()
+		if err := old.Do(context.Background(), "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
+			t.Fatalf("CLIENT PAUSE WRITE on %s: %v", s.Master.Addr, err)
+		}
 		if err := sc.Failover(context.Background(), "hubmaster").Err(); err != nil {
 			t.Fatalf("SENTINEL FAILOVER: %v", err)
 		}
 		r.poll("the sentinel promotes "+s.Replica.Addr, func() bool { return s.CurrentMaster() == s.Replica.Addr })
+		host, port, _ := net.SplitHostPort(s.Replica.Addr)
+		if err := old.Do(context.Background(), "REPLICAOF", host, port).Err(); err != nil {
+			t.Fatalf("REPLICAOF %s on %s: %v", s.Replica.Addr, s.Master.Addr, err)
+		}
+		r.waitInSync(s.Master)
+		if err := old.Do(context.Background(), "CLIENT", "UNPAUSE").Err(); err != nil {
+			t.Fatalf("CLIENT UNPAUSE on %s: %v", s.Master.Addr, err)
+		}
 	}, func() {
 		s.Replica.Kill()
 		r.poll("the sentinel promotes "+s.Master.Addr+" again", func() bool { return s.CurrentMaster() == s.Master.Addr })
@@ -94,6 +111,17 @@ func (r *failoverRig) poll(what string, cond func() bool) {
 	}
 }
 
+// waitInSync waits until the old master follows the new one with its link up: Redis replicates asynchronously, so
+// killing a master whose only replica is not yet following it loses what it acknowledged, keys and all.
+func (r *failoverRig) waitInSync(s *redistest.Server) {
+	info := s.Client()
+	r.poll(s.Addr+" follows the new master in sync", func() bool {
+		v, err := info.Info(context.Background(), "replication").Result()
+		return err == nil && strings.Contains(v, "role:slave") && strings.Contains(v, "master_link_status:up") &&
+			strings.Contains(v, "master_sync_in_progress:0")
+	})
+}
+
 // waitMaster waits until want is the master of topic's slot and the cluster is whole again.
 func (r *failoverRig) waitMaster(c *redistest.Cluster, topic string, want *redistest.Server, what string) {
 	r.poll(what, func() bool { m, _ := c.MasterOf(r.keys.Stream(topic)); return m == want })
@@ -123,9 +151,13 @@ func (r *failoverRig) run(topics []string, failover, kill func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() { load.run(ctx, 6, 25*time.Millisecond) })
 	load.waitAcked(t, 200)
+	t.Logf("failover after %d publishes", load.acked())
 	failover()
+	t.Logf("failover done after %d publishes", load.acked())
 	load.waitAcked(t, load.acked()+200)
+	t.Logf("kill after %d publishes", load.acked())
 	kill()
+	t.Logf("kill done after %d publishes", load.acked())
 	load.waitAcked(t, load.acked()+200)
 	close(load.stop)
 	wg.Wait()
