@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -29,8 +30,10 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 	topic := fs.String("topic", "", "topic to publish on (required)")
 	typ := fs.String("type", "progress", "event type")
 	data := fs.String("data", "", "event data: one JSON value (read from stdin when empty)")
+	key := fs.String("idempotency-key", "", "the event's idempotency key: the same key again stores nothing (default: a fresh one)")
+	verbose := fs.Bool("verbose", false, "print the idempotency key and the retries on stderr")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hub publish --topic T [--type progress] [--data JSON]   (data on stdin when --data is absent)")
+		fmt.Fprintln(stderr, "Usage: hub publish --topic T [--type progress] [--data JSON] [--idempotency-key K] [--verbose]   (data on stdin when --data is absent)")
 		fs.PrintDefaults()
 	}
 	cfg, err := config.Load(fs, args, getenv)
@@ -58,14 +61,23 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer rdb.Close()
-	pub := newPublisher(cfg, rdb)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if *key == "" {
+		*key = rand.Text() // a retry inside this run (through a failover) is then safe
+	}
+	pub := newPublisher(cfg, rdb, nil)
+	ctx, cancel := context.WithTimeout(ctx, cfg.Redis.PublishRetry+10*time.Second)
 	defer cancel()
-	id, err := pub.Publish(ctx, *topic, *typ, body)
+	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key})
+	if *verbose {
+		fmt.Fprintf(stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, id)
+	if res.Duplicate {
+		fmt.Fprintf(stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
+	}
+	fmt.Fprintln(stdout, res.ID)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,9 @@ func TestBadPublishesAreRefused(t *testing.T) {
 		{[]string{"--topic", "a b", "--data", "1"}, "invalid topic"},
 		{[]string{"--topic", "t", "--type", "Bad", "--data", "1"}, "invalid event type"},
 		{[]string{"--topic", "t", "--data", big}, "too large"},
+		{[]string{"--topic", "t", "--type", "auth-expired", "--data", "1"}, "the hub's own"},
+		{[]string{"--topic", "t", "--data", `"\ud800"`}, "surrogate"},
+		{[]string{"--topic", "t", "--idempotency-key", "a b", "--data", "1"}, "idempotency key"},
 	}
 	for _, tc := range cli {
 		var out, errb bytes.Buffer
@@ -199,4 +203,31 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 		t.Errorf("no log line about the dropped events; logs:\n%s", h.Logs())
 	}
 	_ = fmt.Sprint
+}
+
+// hub publish gives every event an idempotency key: a fresh one (shown with --verbose) or --idempotency-key's, with
+// which a second run stores nothing, prints the first id and says so.
+func TestPublishCommandIdempotencyKey(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs)
+	publish := func(args ...string) (string, string) {
+		var out, errb bytes.Buffer
+		args = append([]string{"publish", "--topic", "cli.idem", "--data", `{"workflow":"cli"}`}, args...)
+		if err := run(context.Background(), args, h.getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
+			t.Fatalf("hub %v = %v\n%s", args, err, errb.String())
+		}
+		return strings.TrimSpace(out.String()), errb.String()
+	}
+	_, verbose := publish("--verbose")
+	if !regexp.MustCompile(`idempotency key [A-Z2-7]{26}, 0 retries`).MatchString(verbose) {
+		t.Errorf("hub publish --verbose printed %q on stderr, want the generated key", verbose)
+	}
+	first, note := publish("--idempotency-key", "deploy-7/start")
+	again, noteAgain := publish("--idempotency-key", "deploy-7/start")
+	if first == "" || again != first || note != "" || !strings.Contains(noteAgain, "published before as "+first) {
+		t.Errorf("hub publish with one key twice = %q (%q), %q (%q); want the same id, the second run saying so", first, note, again, noteAgain)
+	}
+	if n, err := h.RDB.XLen(context.Background(), h.StreamKey("cli.idem")).Result(); err != nil || n != 2 {
+		t.Errorf("XLEN after three runs, two with one key = %d, %v; want 2", n, err)
+	}
 }

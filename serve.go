@@ -146,7 +146,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 		Logger: log, Registerer: p.reg, HubMetrics: hm, Sharded: cfg.Redis.ShardedPubSub,
 	})
 	p.hub = hub.New(p.sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
-	p.pub = newPublisher(cfg, rdb)
+	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
 	p.events = sse.New(p.hub, sse.Config{
 		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
 		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
@@ -188,10 +188,15 @@ func (p *parts) shutdown(timeout time.Duration, log zerolog.Logger) error {
 	return failed
 }
 
-func newPublisher(cfg config.Config, rdb redis.UniversalClient) *pubsub.Publisher {
+// newPublisher is the publisher of serve and of hub publish; m counts what it answers (nil: nowhere).
+func newPublisher(cfg config.Config, rdb redis.UniversalClient, m *pubsub.PublishMetrics) *pubsub.Publisher {
+	retry := cfg.Redis.PublishRetry
+	if retry == 0 {
+		retry = -1 // the Publisher's zero value means its default; the configuration's 0 means none
+	}
 	return pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
 		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
-		Sharded: cfg.Redis.ShardedPubSub,
+		Sharded: cfg.Redis.ShardedPubSub, IdempotencyTTL: cfg.History.IdempotencyTTL, RetryBudget: retry, Metrics: m,
 	})
 }
 

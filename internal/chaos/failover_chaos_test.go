@@ -2,9 +2,9 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"context"
 	"fmt"
 	"net"
 	"net/http"

@@ -115,6 +115,8 @@ type RedisConfig struct {
 	TailCheck    time.Duration `yaml:"tail_check"`
 	// ShardedPubSub uses SPUBLISH/SSUBSCRIBE (Redis 7), so on a cluster each shard carries only its own topics.
 	ShardedPubSub bool `yaml:"sharded_pubsub"`
+	// PublishRetry is how long a publish with an idempotency key is retried through a failover; 0 turns it off.
+	PublishRetry time.Duration `yaml:"publish_retry"`
 }
 
 type SSEConfig struct {
@@ -128,8 +130,9 @@ type SSEConfig struct {
 }
 
 type HistoryConfig struct {
-	MaxLen int64         `yaml:"max_len"`
-	MaxAge time.Duration `yaml:"max_age"`
+	MaxLen         int64         `yaml:"max_len"`
+	MaxAge         time.Duration `yaml:"max_age"`
+	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
 }
 
 type LimitsConfig struct {
@@ -200,10 +203,11 @@ func Default() Config {
 	return Config{
 		Listen:          "127.0.0.1:8080",
 		ShutdownTimeout: 10 * time.Second,
-		Redis:           RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: pubsub.DefaultPrefix, TailCheck: pubsub.DefaultTailCheck},
+		Redis: RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: pubsub.DefaultPrefix, TailCheck: pubsub.DefaultTailCheck,
+			PublishRetry: pubsub.DefaultRetryBudget},
 		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
 			WriteTimeout: sse.DefaultWriteTimeout, Detach: true},
-		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen},
+		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen, IdempotencyTTL: pubsub.DefaultIdempotencyTTL},
 		Limits: LimitsConfig{
 			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,
 			MaxReplay: hub.DefaultMaxReplay, MaxHistoryQuery: 1000, MaxCursorBytes: sse.DefaultMaxCursorBytes, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
@@ -336,6 +340,8 @@ func (c *Config) Validate() error {
 	check(c.SSE.WriteTimeout > 0, "sse.write_timeout: must be positive")
 	check(c.History.MaxLen >= 1, "history.max_len: must be at least 1")
 	check(c.History.MaxAge >= 0, "history.max_age: must not be negative")
+	check(c.History.IdempotencyTTL >= time.Millisecond, "history.idempotency_ttl: must be at least 1ms")
+	check(c.Redis.PublishRetry >= 0, "redis.publish_retry: must not be negative (0: no retries)")
 	check(c.Limits.MaxEventBytes >= 64, "limits.max_event_bytes: must be at least 64")
 	check(c.Limits.MaxBodyBytes >= c.Limits.MaxEventBytes, "limits.max_body_bytes: must be at least limits.max_event_bytes")
 	check(c.Limits.MaxTopicsPerStream >= 1, "limits.max_topics_per_stream: must be at least 1")

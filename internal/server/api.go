@@ -38,16 +38,41 @@ type api struct {
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, invalid, too_large, unavailable).",
+		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, duplicate: an idempotency key seen before, invalid, too_large, unavailable).",
 	}, []string{"outcome"})
 	reg.MustRegister(c)
 	return c
 }
 
 type publishBody struct {
-	Topic string          `json:"topic"`
-	Type  string          `json:"type"`
-	Data  json.RawMessage `json:"data"`
+	Topic          string          `json:"topic"`
+	Type           string          `json:"type"`
+	Data           json.RawMessage `json:"data"`
+	IdempotencyKey string          `json:"idempotency_key"`
+}
+
+// publishAnswer is POST /publish's 202: the event's id, and for a key seen before, the first event's id and
+// "duplicate": true (nothing was stored or delivered again).
+type publishAnswer struct {
+	ID        string `json:"id"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+// idempotencyKey is the request's key: the Idempotency-Key header (an RFC 8941 string, quoted or not) or the body's
+// idempotency_key; both may be given only when they agree.
+func idempotencyKey(r *http.Request, in publishBody) (string, error) {
+	h := r.Header.Get("Idempotency-Key")
+	if len(h) >= 2 && h[0] == '"' && h[len(h)-1] == '"' {
+		h = h[1 : len(h)-1]
+	}
+	switch {
+	case h != "" && in.IdempotencyKey != "" && h != in.IdempotencyKey:
+		return "", errors.New("the Idempotency-Key header and the body's idempotency_key differ")
+	case h != "":
+		return h, nil
+	default:
+		return in.IdempotencyKey, nil
+	}
 }
 
 // publish is POST /publish: the same validation and script as every other publisher.
@@ -66,6 +91,10 @@ func (a *api) publish(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "read body: "+err.Error())
 	}
 	in, err := parsePublishBody(body)
+	var key string
+	if err == nil {
+		key, err = idempotencyKey(r, in)
+	}
 	if err != nil {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
@@ -73,11 +102,14 @@ func (a *api) publish(c echo.Context) error {
 	if err := a.sec.checkPublish(c, in.Topic); err != nil {
 		return err
 	}
-	id, err := a.pub.Publish(r.Context(), in.Topic, in.Type, in.Data)
+	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data, IdempotencyKey: key})
 	switch {
+	case err == nil && res.Duplicate:
+		a.published.WithLabelValues("duplicate").Inc()
+		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID, Duplicate: true})
 	case err == nil:
 		a.published.WithLabelValues("ok").Inc()
-		return c.JSON(http.StatusAccepted, map[string]string{"id": id})
+		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID})
 	case errors.Is(err, pubsub.ErrTooLarge):
 		a.published.WithLabelValues("too_large").Inc()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
@@ -107,7 +139,7 @@ func parsePublishBody(body []byte) (publishBody, error) {
 		}
 	}
 	if err != nil {
-		return in, fmt.Errorf(`body must be one JSON object {"topic","type","data"}: %w`, err)
+		return in, fmt.Errorf(`body must be one JSON object {"topic","type","data","idempotency_key"}: %w`, err)
 	}
 	if in.Data == nil {
 		return in, errors.New("missing data")
