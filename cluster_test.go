@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,53 +15,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
-
-// startCluster runs a three-master Redis Cluster on loopback for the test and returns the masters' addresses.
-func startCluster(t *testing.T) []string {
-	t.Helper()
-	needTool(t, "redis-server", "redis-cli")
-	var addrs []string
-	for i := range 3 {
-		dir := filepath.Join(t.TempDir(), strconv.Itoa(i))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		port := freeBusPort(t)
-		startProc(t, dir, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-			"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no")
-		addrs = append(addrs, loopback(port))
-	}
-	ctx := context.Background()
-	for _, a := range addrs {
-		c := redis.NewClient(&redis.Options{Addr: a})
-		testutil.Eventually(t, 5*time.Second, "redis-server on "+a+" answers PING", func() bool { return c.Ping(ctx).Err() == nil })
-		_ = c.Close()
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	for _, a := range addrs {
-		c := redis.NewClient(&redis.Options{Addr: a})
-		testutil.Eventually(t, 15*time.Second, "cluster_state:ok on "+a, func() bool {
-			info, err := c.ClusterInfo(ctx).Result()
-			return err == nil && strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3")
-		})
-		_ = c.Close()
-	}
-	return addrs
-}
 
 // Topics spread over every slot's master reach an SSE client through a hub on the cluster, in order and exactly
 // once, also across a kill of every pub/sub connection; replay reads each topic back from its own master.
 func TestRedisCluster(t *testing.T) {
-	masters := startCluster(t)
+	masters := redistest.StartCluster(t, 3, 0, 2*time.Second).Addrs()
 	url := "redis+cluster://" + strings.Join(masters, ",")
 	for _, sharded := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sharded=%v", sharded), func(t *testing.T) { testCluster(t, url, masters, sharded) })
