@@ -17,7 +17,9 @@ import (
 // saw an error and retried. Publishing is at least once, so the stream and every client hold the event twice, with
 // two ids; the agent's idempotency_key in data is what lets the console show it once. The console applies the rule
 // (web/static/store.js: one key per topic, workflow and idempotency_key), and its browser test shows it; here the
-// stream side is shown: both copies arrive, in order, carrying the same key.
+// stream side is shown: both copies arrive, in order, carrying the same key. Then the same loss for a publish with
+// an idempotency key (issue 21): the Publisher retries it itself and the script answers the stored id, so it is
+// stored and delivered once.
 func TestChaos10PublisherRetry(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	h := r.startHub(r.redis.Addr)
@@ -63,6 +65,12 @@ func TestChaos10PublisherRetry(t *testing.T) {
 	if tries[1] != 2 {
 		t.Errorf("the publish whose reply was lost took %d attempts, want 2 (one lost reply, one retry)", tries[1])
 	}
+	// With an idempotency key the Publisher retries by itself, and the script answers the stored event's id: one entry.
+	px.LoseReplies()
+	keyed, err := pub.PublishMessage(ctx, pubsub.Message{Topic: topic, Data: []byte(`{"workflow":"wf-10","step":"s4"}`), IdempotencyKey: "wf-10/s4"})
+	if err != nil || !keyed.Duplicate || keyed.Retries != 1 {
+		t.Errorf("keyed publish with a lost reply = %+v, %v; want the stored id, answered as a duplicate after 1 retry", keyed, err)
+	}
 	truth := r.truths([]string{topic})
 	if _, err := fleet.WaitCaughtUp(newestOf(truth), 10*time.Second); err != nil {
 		t.Fatal(err)
@@ -83,10 +91,10 @@ func TestChaos10PublisherRetry(t *testing.T) {
 			shown++
 		}
 	}
-	if len(truth[topic]) != 4 || keys[topic+"\x00wf-10\x00wf-10/s2"] != 2 || shown != 3 {
-		t.Errorf("stream holds %d events, key wf-10/s2 received %d times, %d shown after de-duplication; want 4, 2 (at least once), 3",
+	if len(truth[topic]) != 5 || keys[topic+"\x00wf-10\x00wf-10/s2"] != 2 || shown != 4 {
+		t.Errorf("stream holds %d events, key wf-10/s2 received %d times, %d shown after de-duplication; want 5, 2 (at least once), 4",
 			len(truth[topic]), keys[topic+"\x00wf-10\x00wf-10/s2"], shown)
 	}
 	record(t, Row{Scenario: "10 publisher retry, reply lost", Published: len(truth[topic]), Reconnects: fleet.Reconnects(),
-		Note: fmt.Sprintf("3 publishes, one reply lost and retried: %d stream entries (at least once), same idempotency_key twice, %d shown by the console's rule", len(truth[topic]), shown)}.Fill(tally))
+		Note: fmt.Sprintf("3 publishes, one reply lost and retried by the agent: same idempotency_key in data twice; then one with an Idempotency key, reply lost, retried by the Publisher: stored once; %d stream entries, %d shown by the console's rule", len(truth[topic]), shown)}.Fill(tally))
 }
