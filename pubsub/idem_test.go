@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // TestPublishIdempotencyKeyStoresOnce: the same key published twice stores one event, delivers it once and answers
@@ -43,7 +45,7 @@ func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
 			t.Errorf("stream holds %q, want %q", ids, []string{first.ID, after})
 		}
 		for outcome, want := range map[string]float64{"ok": 2, "duplicate": 1} {
-			if v := gathered(t, reg, "hub_publish_total", "outcome", outcome); v != want {
+			if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_publish_total", "outcome="+outcome); v != want {
 				t.Errorf("hub_publish_total{outcome=%s} = %v, want %v", outcome, v, want)
 			}
 		}
@@ -100,7 +102,7 @@ func TestPublishIdempotencyKeyExpires(t *testing.T) {
 		if !b.real {
 			return
 		}
-		pollUntil(t, within, "the idempotency record to expire", func() bool {
+		testutil.Eventually(t, within, "the idempotency record to expire", func() bool {
 			n, err := b.rdb.Exists(ctx, record).Result()
 			return err == nil && n == 0
 		})

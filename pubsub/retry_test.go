@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // scriptHook counts the publish script's attempts and can lose the reply of the next ones after Redis ran them, as
@@ -79,7 +80,7 @@ func TestPublishRetryAfterALostReply(t *testing.T) {
 	if err != nil || !res.Duplicate || res.Retries != 1 || len(stored) != 1 || stored[0].ID != res.ID {
 		t.Errorf("keyed publish with a lost reply = %+v, %v; stream %v; want the stored id as a duplicate after 1 retry", res, err, stored)
 	}
-	if v := gathered(t, reg, "hub_publish_retried_total", "outcome", "duplicate"); v != 1 {
+	if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_publish_retried_total", "outcome=duplicate"); v != 1 {
 		t.Errorf("hub_publish_retried_total{duplicate} = %v, want 1", v)
 	}
 
@@ -121,7 +122,7 @@ func TestPublishRetryAcrossARedisRestart(t *testing.T) {
 	hook.mu.Lock()
 	hook.attempts = 0
 	hook.mu.Unlock()
-	pollUntil(t, within, "two failed attempts", func() bool { return hook.count() >= 2 })
+	testutil.Eventually(t, within, "two failed attempts", func() bool { return hook.count() >= 2 })
 	if err := rs.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestPublishRetryAcrossARedisRestart(t *testing.T) {
 		t.Errorf("keyed publish across a restart = %+v, %v; want a new event after retries", res, err)
 	}
 	for outcome, want := range map[string]float64{"ok": 1, "failed": 1} {
-		if v := gathered(t, reg, "hub_publish_retried_total", "outcome", outcome); v != want {
+		if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_publish_retried_total", "outcome="+outcome); v != want {
 			t.Errorf("hub_publish_retried_total{outcome=%s} = %v, want %v", outcome, v, want)
 		}
 	}
@@ -150,7 +151,7 @@ func TestPublishRetryOnReadOnlyUntilPromoted(t *testing.T) {
 	if err := admin.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
-	pollUntil(t, within, "the replica to sync", func() bool {
+	testutil.Eventually(t, within, "the replica to sync", func() bool {
 		info, err := admin.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	})
@@ -163,7 +164,7 @@ func TestPublishRetryOnReadOnlyUntilPromoted(t *testing.T) {
 		defer close(done)
 		res, err = pub.PublishMessage(ctx, Message{Topic: "t", Data: []byte(`{}`), IdempotencyKey: "k"})
 	}()
-	pollUntil(t, within, "two READONLY attempts", func() bool { return hook.count() >= 2 })
+	testutil.Eventually(t, within, "two READONLY attempts", func() bool { return hook.count() >= 2 })
 	if err := admin.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
