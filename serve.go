@@ -156,10 +156,10 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
 			Logger: log, Events: p.events, Security: sec}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    cfg.Limits.MaxHeaderBytes,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: cfg.Limits.MaxHeaderBytes,
 	}
+	sec.ServerHooks(p.srv, cfg.Limits.RequestReadTimeout)
 	p.serveHTTP, p.scheme, err = server.ConfigureHTTP(p.srv, cfg)
 	if err != nil {
 		return nil, err

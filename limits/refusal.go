@@ -12,10 +12,17 @@ const (
 	ReasonConnPerIP   = "conn_per_ip"  // this address holds limits.max_connections_per_ip streams
 	ReasonPublishRate = "publish_rate" // over limits.publish_rate
 	ReasonOrigin      = "origin"       // a browser request from an origin not in cors.allowed_origins
+	ReasonConnRate    = "conn_rate"    // over limits.connection_rate: new connections or streams from one address
+	// ReasonNonStreamPerIP: this address holds limits.max_nonstream_connections_per_ip connections without a stream.
+	ReasonNonStreamPerIP = "nonstream_per_ip"
+	ReasonReadTimeout    = "read_timeout" // a request body not received within limits.request_read_timeout
+	ReasonGetBody        = "get_body"     // a GET or HEAD request with a body
+	ReasonHost           = "host"         // anonymous mode, a Host that is neither loopback nor in auth.allowed_hosts
 )
 
 // Reasons lists every reason, so a metric can show each at zero.
-var Reasons = []string{ReasonConnLimit, ReasonConnPerIP, ReasonPublishRate, ReasonOrigin}
+var Reasons = []string{ReasonConnLimit, ReasonConnPerIP, ReasonPublishRate, ReasonOrigin, ReasonConnRate,
+	ReasonNonStreamPerIP, ReasonReadTimeout, ReasonGetBody, ReasonHost}
 
 // Refusal is a request turned away by a limit.
 type Refusal struct {

@@ -2,12 +2,8 @@ package pubsub
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -162,91 +158,4 @@ func (s *History) newestOf(ctx context.Context, topic string) (hub.ID, error) {
 func (s *History) drop(topic, id, reason string) {
 	s.hm.Drop(reason)
 	s.log.Warn().Str("topic", topic).Str("id", id).Str("reason", reason).Msg("dropped event: " + describeDrop(reason))
-}
-
-// TopicInfo describes one topic that has a stream.
-type TopicInfo struct {
-	Name         string    `json:"name"`
-	Length       int64     `json:"length"`
-	LastID       string    `json:"last_id"`
-	LastActivity time.Time `json:"last_activity"`
-}
-
-// Topics lists up to limit topics that have a stream, most recently active first. truncated says there were more.
-// It walks the keyspace with SCAN (on every master of a cluster), never KEYS.
-func (s *History) Topics(ctx context.Context, limit int) (topics []TopicInfo, truncated bool, err error) {
-	var (
-		mu    sync.Mutex // masters of a cluster are scanned concurrently
-		names []string
-	)
-	scan := func(ctx context.Context, c *redis.Client) error {
-		it := c.ScanType(ctx, 0, s.keys.StreamPattern(), 500, "stream").Iterator()
-		for it.Next(ctx) {
-			if t, ok := s.keys.TopicOf(it.Val(), "events"); ok && hub.ValidateTopic(t) == nil {
-				mu.Lock()
-				names = append(names, t)
-				enough := len(names) > limit*4
-				mu.Unlock()
-				if enough {
-					return errEnough
-				}
-			}
-		}
-		return it.Err()
-	}
-	switch c := s.rdb.(type) {
-	case *redis.Client:
-		err = scan(ctx, c)
-	case *redis.ClusterClient:
-		err = c.ForEachMaster(ctx, scan)
-	default:
-		return nil, false, fmt.Errorf("list topics: unsupported client %T", s.rdb)
-	}
-	if err != nil && !errors.Is(err, errEnough) {
-		return nil, false, fmt.Errorf("list topics: %w", err)
-	}
-	truncated = errors.Is(err, errEnough)
-	topics, err = s.describe(ctx, names)
-	if err != nil {
-		return nil, false, err
-	}
-	slices.SortFunc(topics, func(a, b TopicInfo) int {
-		if c := b.LastActivity.Compare(a.LastActivity); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	if len(topics) > limit {
-		topics, truncated = topics[:limit], true
-	}
-	return topics, truncated, nil
-}
-
-var errEnough = errors.New("enough topics")
-
-func (s *History) describe(ctx context.Context, names []string) ([]TopicInfo, error) {
-	out := make([]TopicInfo, 0, len(names))
-	for chunk := range slices.Chunk(names, 200) {
-		pipe := s.rdb.Pipeline()
-		lens := make([]*redis.IntCmd, len(chunk))
-		lasts := make([]*redis.XMessageSliceCmd, len(chunk))
-		for i, t := range chunk {
-			lens[i] = pipe.XLen(ctx, s.keys.Stream(t))
-			lasts[i] = pipe.XRevRangeN(ctx, s.keys.Stream(t), "+", "-", 1)
-		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, fmt.Errorf("describe topics: %w", err)
-		}
-		for i, t := range chunk {
-			info := TopicInfo{Name: t, Length: lens[i].Val()}
-			if m := lasts[i].Val(); len(m) == 1 {
-				info.LastID = m[0].ID
-				if id, err := hub.ParseID(m[0].ID); err == nil {
-					info.LastActivity = time.UnixMilli(int64(id.Ms)).UTC()
-				}
-			}
-			out = append(out, info)
-		}
-	}
-	return out, nil
 }

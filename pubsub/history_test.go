@@ -193,7 +193,11 @@ func TestStoreTopics(t *testing.T) {
 		b.rdb.XAdd(ctx, redisXAdd{stream: b.prefix + ":{a b}:events", id: "9999-0"}.args())
 		b.rdb.HSet(ctx, b.prefix+":{h}:events", "x", "y")
 
-		got, truncated, err := st.Topics(ctx, 10)
+		all := func(limit int) ([]TopicInfo, bool, error) {
+			l, err := st.Topics(ctx, TopicQuery{All: true, Limit: limit})
+			return l.Topics, l.Truncated != "", err
+		}
+		got, truncated, err := all(10)
 		if err != nil || truncated || len(got) != 5 {
 			t.Fatalf("Topics(10) = %+v, %v, %v; want the 5 topics, not truncated", got, truncated, err)
 		}
@@ -204,11 +208,11 @@ func TestStoreTopics(t *testing.T) {
 				t.Errorf("Topics(10)[%d] = %+v, want %s with %d entries, last %d-%d, most recent first", i, info, want, n, 1000*n, n-1)
 			}
 		}
-		got, truncated, err = st.Topics(ctx, 2)
-		if err != nil || !truncated || len(got) != 2 || got[0].Name != "t5" || got[1].Name != "t4" {
-			t.Errorf("Topics(2) = %+v, %v, %v; want t5, t4 and truncated", got, truncated, err)
+		got, truncated, err = all(2)
+		if err != nil || !truncated || len(got) != 2 || got[0].LastActivity.Before(got[1].LastActivity) {
+			t.Errorf("Topics(2) = %+v, %v, %v; want 2, most recent first, and truncated", got, truncated, err)
 		}
-		if _, _, err := st.Topics(ctx, 1); err != nil {
+		if _, _, err := all(1); err != nil {
 			t.Errorf("Topics(1) = %v", err)
 		}
 	})
@@ -224,9 +228,9 @@ func TestStoreTopicsIsBoundedOnALargeKeyspace(t *testing.T) {
 		if _, err := pipe.Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		got, truncated, err := b.store().Topics(ctx, 5)
-		if err != nil || !truncated || len(got) != 5 {
-			t.Errorf("Topics(5) over 300 streams = %d topics, truncated %v, %v; want 5, truncated", len(got), truncated, err)
+		got, err := b.store().Topics(ctx, TopicQuery{All: true, Limit: 5})
+		if err != nil || got.Truncated != "limit" || len(got.Topics) != 5 {
+			t.Errorf("Topics(5) over 300 streams = %d topics, truncated %q, %v; want 5, truncated by the limit", len(got.Topics), got.Truncated, err)
 		}
 	})
 }
@@ -286,7 +290,7 @@ func TestStoreErrorsWhenRedisIsDown(t *testing.T) {
 		if _, err := st.Snapshot(ctx, "t"); err == nil {
 			t.Errorf("Snapshot with a cancelled context: no error")
 		}
-		if _, _, err := st.Topics(ctx, 10); err == nil {
+		if _, err := st.Topics(ctx, TopicQuery{All: true, Limit: 10}); err == nil {
 			t.Errorf("Topics with a cancelled context: no error")
 		}
 	})

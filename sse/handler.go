@@ -103,6 +103,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, status, err)
 		return
 	}
+	if r.Method == http.MethodHead { // what a GET would answer, without opening the stream
+		release()
+		setStreamHeaders(w.Header())
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	sub, err := h.hub.Subscribe(req.topics)
 	if err != nil {
 		release()
@@ -200,7 +206,7 @@ func (h *Handler) closed(info *streamInfo, reason CloseReason, events int64) {
 }
 
 func (h *Handler) parse(r *http.Request) (*request, int, error) {
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return nil, http.StatusMethodNotAllowed, errors.New("use GET")
 	}
 	q := r.URL.Query()

@@ -84,8 +84,9 @@ func (t *target) startHub(ctx context.Context, o *options) error {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	// Every client of a run comes from this machine: the per-address limits would count them as one.
 	cmd.Env = append(cmd.Env, "HUB_REDIS_URL="+t.redisURL, "HUB_LIMITS_MAX_CONNECTIONS=0", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=0",
-		"HUB_SSE_DETACH="+strconv.FormatBool(o.detach))
+		"HUB_LIMITS_CONNECTION_RATE=0", "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=0", "HUB_SSE_DETACH="+strconv.FormatBool(o.detach))
 	cmd.Env = append(cmd.Env, o.hubEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	logf, err := os.Create(t.dir + "/hub.log")

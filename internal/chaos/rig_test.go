@@ -55,6 +55,8 @@ func (r *rig) hubEnv(redisAddr string, extra ...string) []string {
 		"HUB_SHUTDOWN_TIMEOUT=3s",
 		"HUB_LIMITS_MAX_CONNECTIONS=0",
 		"HUB_LIMITS_MAX_CONNECTIONS_PER_IP=0",
+		"HUB_LIMITS_CONNECTION_RATE=0",
+		"HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=0",
 	}, extra...)
 }
 

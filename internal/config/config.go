@@ -150,6 +150,15 @@ type LimitsConfig struct {
 	PublishRate         float64  `yaml:"publish_rate"` // events per second, per token (or per address when anonymous)
 	PublishBurst        int      `yaml:"publish_burst"`
 	TrustedProxies      []string `yaml:"trusted_proxies"` // addresses or CIDRs whose X-Forwarded-For is believed
+	// RequestReadTimeout bounds reading a request's headers and body; a running /events stream is exempt.
+	RequestReadTimeout time.Duration `yaml:"request_read_timeout"`
+	// Connections from one address that carry no stream (idle, or serving other requests); 0 is no limit.
+	MaxNonStreamConnectionsPerIP int `yaml:"max_nonstream_connections_per_ip"`
+	// New connections and streams per second from one address, with bursts; 0 is no limit.
+	ConnectionRate  float64 `yaml:"connection_rate"`
+	ConnectionBurst int     `yaml:"connection_burst"`
+	// MaxTopicsScanKeys bounds the keys one GET /topics may have Redis SCAN for prefix grants.
+	MaxTopicsScanKeys int `yaml:"max_topics_scan_keys"`
 }
 
 // AuthConfig chooses how clients prove who they are; see README.md, "Security".
@@ -175,6 +184,9 @@ type AuthConfig struct {
 	ProxyHeader string `yaml:"proxy_header"`
 	// LoginURL is where the console sends an operator to obtain a session.
 	LoginURL string `yaml:"login_url"`
+	// AllowedHosts are the Host names served in anonymous mode besides addresses and localhost, against
+	// DNS rebinding: "name" (any port) or "name:port".
+	AllowedHosts []string `yaml:"allowed_hosts"`
 }
 
 type CORSConfig struct {
@@ -212,9 +224,12 @@ func Default() Config {
 			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,
 			MaxReplay: hub.DefaultMaxReplay, MaxHistoryQuery: 1000, MaxCursorBytes: sse.DefaultMaxCursorBytes, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
 			MaxConnections: 10000, MaxConnectionsPerIP: 256, PublishRate: 100, PublishBurst: 200, TrustedProxies: []string{},
+			RequestReadTimeout: 10 * time.Second, MaxNonStreamConnectionsPerIP: 128, ConnectionRate: 50, ConnectionBurst: 100,
+			MaxTopicsScanKeys: 100000,
 		},
-		Log:  LogConfig{Level: "info", Format: "json"},
-		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{}},
+		Log: LogConfig{Level: "info", Format: "json"},
+		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{},
+			AllowedHosts: []string{}},
 		CORS: CORSConfig{AllowedOrigins: []string{}},
 		Workflows: WorkflowsConfig{StallAfter: workflow.DefaultStallAfter, Sweep: workflow.DefaultSweep,
 			Rules: []workflow.Rule{}, MetricTopics: []string{}},
@@ -353,6 +368,11 @@ func (c *Config) Validate() error {
 	check(c.Limits.MaxConnections >= 0 && c.Limits.MaxConnectionsPerIP >= 0, "limits.max_connections, limits.max_connections_per_ip: must not be negative (0: no limit)")
 	check(c.Limits.PublishRate >= 0, "limits.publish_rate: must not be negative (0: no limit)")
 	check(c.Limits.PublishRate == 0 || c.Limits.PublishBurst >= 1, "limits.publish_burst: must be at least 1")
+	check(c.Limits.RequestReadTimeout > 0, "limits.request_read_timeout: must be positive")
+	check(c.Limits.MaxNonStreamConnectionsPerIP >= 0, "limits.max_nonstream_connections_per_ip: must not be negative (0: no limit)")
+	check(c.Limits.ConnectionRate >= 0, "limits.connection_rate: must not be negative (0: no limit)")
+	check(c.Limits.ConnectionRate == 0 || c.Limits.ConnectionBurst >= 1, "limits.connection_burst: must be at least 1")
+	check(c.Limits.MaxTopicsScanKeys >= 1000, "limits.max_topics_scan_keys: must be at least 1000")
 	check(c.Auth.ClockSkew > 0 && c.Auth.ClockSkew <= 5*time.Minute, "auth.clock_skew: %v is not within 1ns..5m", c.Auth.ClockSkew)
 	check(c.Auth.CookieName == "" || validCookieName(c.Auth.CookieName), "auth.cookie_name: %q is not a cookie name", c.Auth.CookieName)
 	errs = append(errs, c.Auth.validate(len(c.Limits.TrustedProxies) > 0))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/limits"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -33,7 +35,9 @@ type api struct {
 	log       zerolog.Logger
 	events    http.Handler
 	published *prometheus.CounterVec
-	sec       *Security
+	// listTruncated counts GET /topics answers cut short, by reason.
+	listTruncated *prometheus.CounterVec
+	sec           *Security
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -85,7 +89,8 @@ func (a *api) publish(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return echo.NewHTTPError(http.StatusRequestTimeout, "request body not received in time")
+		return a.sec.refuse(c.Response().Header(), &limits.Refusal{Code: http.StatusRequestTimeout, Reason: limits.ReasonReadTimeout,
+			Msg: fmt.Sprintf("request body not received within %v (limits.request_read_timeout)", a.cfg.Limits.RequestReadTimeout)})
 	}
 	if err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, "read body: "+err.Error())
@@ -118,8 +123,7 @@ func (a *api) publish(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	default:
 		a.published.WithLabelValues("unavailable").Inc()
-		a.log.Warn().Err(err).Str("topic", in.Topic).Msg("publish failed")
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unavailable: "+err.Error())
+		return a.redisUnavailable(c, err)
 	}
 }
 
@@ -147,22 +151,55 @@ func parsePublishBody(body []byte) (publishBody, error) {
 	return in, nil
 }
 
-// topics is GET /topics: topics that have a stream, most recently active first, bounded.
+// topics is GET /topics: the topics the identity may subscribe to that have a stream, most recently active first,
+// bounded. The grant chooses what Redis is asked about, so a narrow grant costs little however many topics exist.
 func (a *api) topics(c echo.Context) error {
-	list, truncated, err := a.store.Topics(c.Request().Context(), a.cfg.Limits.MaxTopicsListed)
+	q := grantTopics(identity(c).Grant.Subscribe)
+	q.Limit, q.ScanKeys = a.cfg.Limits.MaxTopicsListed, a.cfg.Limits.MaxTopicsScanKeys
+	found, err := a.store.Topics(c.Request().Context(), q)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
+		return a.redisUnavailable(c, err)
 	}
-	list = a.sec.visibleTopics(c, list)
+	if found.Truncated != "" {
+		a.listTruncated.WithLabelValues(found.Truncated).Inc()
+	}
+	list := a.sec.visibleTopics(c, found.Topics)
 	if list == nil {
 		list = []pubsub.TopicInfo{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"topics": list, "truncated": truncated})
+	return c.JSON(http.StatusOK, map[string]any{"topics": list, "truncated": found.Truncated != ""})
+}
+
+// grantTopics turns subscribe patterns into what the store lists: "*" every topic, "p*" a prefix, else one topic.
+func grantTopics(patterns []string) pubsub.TopicQuery {
+	var q pubsub.TopicQuery
+	for _, p := range patterns {
+		if prefix, ok := strings.CutSuffix(p, "*"); !ok {
+			q.Names = append(q.Names, p)
+		} else if prefix == "" {
+			q.All = true
+		} else {
+			q.Prefixes = append(q.Prefixes, prefix)
+		}
+	}
+	return q
+}
+
+func newTopicsMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hub_http_topics_truncated_total",
+		Help: "GET /topics answers cut short, by reason: limit (limits.max_topics_listed) or scan (limits.max_topics_scan_keys).",
+	}, []string{"reason"})
+	for _, r := range []string{"limit", "scan"} {
+		c.WithLabelValues(r)
+	}
+	reg.MustRegister(c)
+	return c
 }
 
 // history is GET /topics/{topic}/history?after=ID&limit=N.
 func (a *api) history(c echo.Context) error {
-	topic := c.Param("topic")
+	topic := pathTopic(c)
 	if err := hub.ValidateTopic(topic); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
@@ -184,7 +221,7 @@ func (a *api) history(c echo.Context) error {
 	}
 	evs, err := a.store.Read(c.Request().Context(), topic, after, limit)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
+		return a.redisUnavailable(c, err)
 	}
 	out := make([]pubsub.Envelope, len(evs))
 	next := after.String()
@@ -197,13 +234,13 @@ func (a *api) history(c echo.Context) error {
 
 // snapshot is GET /topics/{topic}/snapshot: the console's first paint, consistent with its cursor.
 func (a *api) snapshot(c echo.Context) error {
-	topic := c.Param("topic")
+	topic := pathTopic(c)
 	if err := hub.ValidateTopic(topic); err != nil {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
 	snap, err := a.store.Snapshot(c.Request().Context(), topic)
 	if err != nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, err.Error())
+		return a.redisUnavailable(c, err)
 	}
 	return c.JSON(http.StatusOK, snap)
 }
@@ -217,9 +254,10 @@ func (a *api) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
 	defer cancel()
 	if err := a.rdb.Ping(ctx).Err(); err != nil {
-		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unreachable: "+err.Error())
+		return a.redisUnavailable(c, err)
 	}
 	if !a.sub.Ready() {
+		c.Response().Header().Set("Retry-After", retryRedis)
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis pub/sub subscription is down")
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})

@@ -14,23 +14,27 @@ import (
 	"github.com/syncverse/hub/internal/testutil"
 )
 
-// A publish body trickled slower than the body timeout is cut with a 408, so it cannot hold a connection for ever.
+// A publish body trickled slower than limits.request_read_timeout is cut with a 408, so it cannot hold a
+// connection for ever.
 func TestPublishBodyTimeout(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	sec, err := NewSecurity(config.Default(), reg)
+	cfg := config.Default()
+	cfg.Limits.RequestReadTimeout = 200 * time.Millisecond
+	sec, err := NewSecurity(cfg, reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec.bodyTimeout = 200 * time.Millisecond
-	a := &api{cfg: config.Default(), published: newPublishMetrics(reg), sec: sec}
+	a := &api{cfg: cfg, published: newPublishMetrics(reg), sec: sec}
 	e := echo.New()
 	e.HTTPErrorHandler = jsonErrors
 	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
-	srv := httptest.NewServer(e)
+	srv := httptest.NewUnstartedServer(sec.guard(e))
+	sec.ServerHooks(srv.Config, cfg.Limits.RequestReadTimeout)
+	srv.Start()
 	defer srv.Close()
 	start := time.Now()
-	status, body := testutil.RawRequest(t, strings.TrimPrefix(srv.URL, "http://"), "POST /publish HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n{")
-	if status != http.StatusRequestTimeout || !strings.Contains(body, "not received in time") {
+	status, body := testutil.RawRequest(t, strings.TrimPrefix(srv.URL, "http://"), "POST /publish HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
+	if status != http.StatusRequestTimeout || !strings.Contains(body, "not received within 200ms") {
 		t.Errorf("trickled publish = %d %q, want 408 with a JSON error", status, body)
 	}
 	if d := time.Since(start); d > 2*time.Second {

@@ -63,6 +63,7 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
 		Logger: log, Events: events, Security: sec}))
 	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes
+	sec.ServerHooks(srv.Config, cfg.Limits.RequestReadTimeout)
 	srv.Start()
 	e.URL, e.Addr = srv.URL, strings.TrimPrefix(srv.URL, "http://")
 	ctx, cancel := context.WithCancel(context.Background())

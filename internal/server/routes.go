@@ -32,12 +32,14 @@ type Deps struct {
 	Security *Security
 }
 
-// New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors.
+// New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors. The server that serves
+// it takes the connection-level limits and the read deadline from Security.ServerHooks.
 func New(d Deps) http.Handler {
-	return routes(&api{
+	return d.Security.guard(routes(&api{
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
-		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry), sec: d.Security,
-	})
+		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
+		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security,
+	}))
 }
 
 // routes lists every route of the hub in one place. GET /events goes to the sse handler ahead of echo, so no echo
@@ -47,7 +49,7 @@ func New(d Deps) http.Handler {
 func routes(a *api) http.Handler {
 	e := echoRoutes(a)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == "/events" {
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/events" {
 			a.events.ServeHTTP(w, r)
 			return
 		}
@@ -61,20 +63,23 @@ func echoRoutes(a *api) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = jsonErrors
 	e.Pre(sec.crossOrigin)
+	get := func(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { // HEAD works wherever GET does
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
+	}
 	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
-	e.GET("/topics", a.topics, sec.authenticate)
-	e.GET("/topics/:topic/history", a.history, sec.authenticate, sec.authorizeTopic)
-	e.GET("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.authorizeTopic)
+	get("/topics", a.topics, sec.authenticate)
+	get("/topics/:topic/history", a.history, sec.authenticate, sec.authorizeTopic)
+	get("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.authorizeTopic)
 	if a.cfg.Metrics.Listen == "" {
-		e.GET("/metrics", echo.WrapHandler(MetricsHandler(a.reg)), sec.authenticate)
+		get("/metrics", echo.WrapHandler(MetricsHandler(a.reg)), sec.authenticate)
 	}
 	ss := newSessions(a.cfg, sec)
 	e.POST("/auth/session", ss.create)
-	e.GET("/auth/session", ss.show)
+	get("/auth/session", ss.show)
 	e.DELETE("/auth/session", ss.remove)
-	e.GET("/healthz", a.healthz)
-	e.GET("/readyz", a.readyz)
-	e.GET("/*", echo.WrapHandler(web.Handler()))
+	get("/healthz", a.healthz)
+	get("/readyz", a.readyz)
+	get("/*", echo.WrapHandler(web.Handler()))
 	return e
 }
 
@@ -98,6 +103,7 @@ func jsonErrors(err error, c echo.Context) {
 			msg = http.StatusText(status)
 		}
 	}
+	dropBody(c.Response(), c.Request())
 	if c.Request().Method == http.MethodHead {
 		_ = c.NoContent(status)
 		return
@@ -122,5 +128,6 @@ func ListenMetrics(cfg config.Config, reg *prometheus.Registry, log zerolog.Logg
 		ev = log.Warn().Str("note", "no auth on this listener: keep it reachable by the scraper only")
 	}
 	ev.Str("addr", ln.Addr().String()).Msg("metrics listening")
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: cfg.Limits.MaxHeaderBytes}, ln, nil
+	return &http.Server{Handler: mux, ReadTimeout: cfg.Limits.RequestReadTimeout, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: cfg.Limits.MaxHeaderBytes}, ln, nil
 }

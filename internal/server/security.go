@@ -25,9 +25,7 @@ type Security struct {
 	cors     *limits.CORS
 	proxies  limits.Proxies
 	rejected *prometheus.CounterVec
-	// bodyTimeout bounds reading a publish body. The server has no ReadTimeout (it would also bound streams), so
-	// without it a client could trickle a body byte by byte and hold a connection for ever.
-	bodyTimeout time.Duration
+	guards   // the connection-level and request-shape limits (guard.go)
 }
 
 // identityKey is where the authenticated identity waits in an echo context.
@@ -41,9 +39,8 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error
 			Anonymous: cfg.Auth.AnonymousAllowed(),
 			Extractor: auth.Extractor{Cookie: cfg.Auth.CookieName, AllowQuery: cfg.Auth.AllowQueryToken, ProxyHeader: cfg.Auth.ProxyHeader},
 		},
-		conns:       limits.NewConns(cfg.Limits.MaxConnections, cfg.Limits.MaxConnectionsPerIP),
-		rate:        limits.NewRate(cfg.Limits.PublishRate, cfg.Limits.PublishBurst),
-		bodyTimeout: 15 * time.Second,
+		conns: limits.NewConns(cfg.Limits.MaxConnections, cfg.Limits.MaxConnectionsPerIP),
+		rate:  limits.NewRate(cfg.Limits.PublishRate, cfg.Limits.PublishBurst),
 	}
 	if !cfg.Auth.Configured() && !cfg.Auth.AnonymousAllowed() {
 		errs = append(errs, errors.New("auth.anonymous is false but no key is configured, so no client could connect: "+
@@ -60,6 +57,7 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error
 	s.proxies, err = limits.ParseProxies(cfg.Limits.TrustedProxies)
 	errs = append(errs, err)
 	s.authn.Extractor.FromProxy = s.proxies.Trusts // auth.proxy_header is believed from limits.trusted_proxies only
+	errs = append(errs, s.guards.init(cfg, s))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -95,19 +93,37 @@ func (s *Security) LogMode(log zerolog.Logger, cfg config.Config) {
 // refuse counts err and turns it into the JSON error answer, with the headers that tell a client what to do next.
 func (s *Security) refuse(h http.Header, err error) *echo.HTTPError {
 	s.count(err)
+	r := refusal{err}
+	r.SetHeaders(h)
+	if r.Status() == http.StatusInternalServerError {
+		return echo.NewHTTPError(http.StatusInternalServerError, "internal error")
+	}
+	return echo.NewHTTPError(r.Status(), err.Error())
+}
+
+// refusal is an auth or limits refusal with its status and headers, in the shape the /events handler answers.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+func (r refusal) Status() int {
+	var st interface{ Status() int }
+	if errors.As(r.error, &st) {
+		return st.Status()
+	}
+	return http.StatusInternalServerError
+}
+
+// SetHeaders adds the 401 challenge or the Retry-After hint.
+func (r refusal) SetHeaders(h http.Header) {
 	var ae *auth.Error
 	var lr *limits.Refusal
 	switch {
-	case errors.As(err, &ae):
-		if ae.Status() == http.StatusUnauthorized {
-			h.Set("WWW-Authenticate", `Bearer realm="hub"`)
-		}
-		return echo.NewHTTPError(ae.Status(), ae.Error())
-	case errors.As(err, &lr):
+	case errors.As(r.error, &ae) && ae.Status() == http.StatusUnauthorized:
+		h.Set("WWW-Authenticate", `Bearer realm="hub"`)
+	case errors.As(r.error, &lr):
 		lr.SetHeaders(h)
-		return echo.NewHTTPError(lr.Status(), lr.Error())
 	}
-	return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
 }
 
 // count adds a refusal to hub_http_rejected_total by its reason.
@@ -160,7 +176,7 @@ func identity(c echo.Context) *auth.Identity {
 // goes on to the handler, which answers 400 for it.
 func (s *Security) authorizeTopic(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		topic := c.Param("topic")
+		topic := pathTopic(c)
 		if hub.ValidateTopic(topic) == nil {
 			if err := identity(c).Grant.CheckSubscribe([]string{topic}); err != nil {
 				return s.refuse(c.Response().Header(), err)
@@ -173,7 +189,6 @@ func (s *Security) authorizeTopic(next echo.HandlerFunc) echo.HandlerFunc {
 // limitPublish applies the publish rate per token, or per client address for anonymous requests.
 func (s *Security) limitPublish(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_ = http.NewResponseController(c.Response()).SetReadDeadline(time.Now().Add(s.bodyTimeout))
 		key := identity(c).Key
 		if key == "" {
 			key = "ip:" + s.proxies.ClientIP(c.Request()).String()
@@ -210,19 +225,26 @@ func (s *Security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubs
 }
 
 // AdmitStream is sse.Config.Admit: the edge's checks of an /events request, which is mounted ahead of echo. It answers
-// cross-origin requests as crossOrigin does, and holds a connection slot for as long as the stream is open; it runs
-// before the handler's own checks, so a refused request releases its slot at once.
+// cross-origin requests as crossOrigin does, takes from the address's connection rate, and holds a connection slot
+// for as long as the stream is open; it runs before the handler's own checks, so a refused request releases its
+// slot at once. While the stream runs, its connection does not count as one without a stream.
 func (s *Security) AdmitStream(w http.ResponseWriter, r *http.Request) (release func(), err error) {
 	if _, err := s.cors.Check(r, w.Header()); err != nil { // a GET is never a preflight
 		s.count(err)
 		return nil, err
 	}
-	release, err = s.conns.Acquire(s.proxies.ClientIP(r))
+	ip := s.proxies.ClientIP(r)
+	if err := s.connRate.AllowAddr(ip); err != nil {
+		s.count(err)
+		return nil, err
+	}
+	slot, err := s.conns.Acquire(ip)
 	if err != nil {
 		s.count(err) // the sse handler answers it: the error carries its status and headers
 		return nil, err
 	}
-	return release, nil
+	streamEnd := s.peers.Stream(r)
+	return func() { slot(); streamEnd() }, nil
 }
 
 // AuthorizeStream is sse.Config.Authorize: the request's identity must cover every topic, and the stream ends when
@@ -233,8 +255,8 @@ func (s *Security) AuthorizeStream(r *http.Request, topics []string) (time.Time,
 		err = id.Grant.CheckSubscribe(topics)
 	}
 	if err != nil {
-		s.count(err) // the sse handler answers it: the error carries its status
-		return time.Time{}, err
+		s.count(err) // the sse handler answers it: the error carries its status and headers
+		return time.Time{}, refusal{err}
 	}
 	return id.Expires, nil
 }
