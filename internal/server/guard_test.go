@@ -253,6 +253,14 @@ func TestHeadWorksWhereGetDoes(t *testing.T) {
 	rs := redistest.Start(t)
 	h := newEdge(t, rs)
 	h.publish(t, "head", "progress", `{"workflow":"wf-1","seq":1}`)
+	testutil.Eventually(t, 5*time.Second, "GET /readyz = 200", func() bool {
+		resp, err := http.Get(h.URL + "/readyz")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 	for _, path := range []string{"/healthz", "/readyz", "/topics", "/topics/head/history", "/topics/head/snapshot",
 		"/metrics", "/", "/events?topic=head"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
