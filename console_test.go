@@ -55,8 +55,8 @@ func TestConsoleProgress(t *testing.T) {
 	if got, want := evalJS[[]string](t, tab, cardOrder), []string{"wf-deploy", "wf-build", "wf-test"}; !slices.Equal(got, want) {
 		t.Errorf("card order = %v, want failed, then stalled, then running: %v", got, want)
 	}
-	if txt := evalJS[string](t, tab, cardSel("wf-build")+`.querySelector('.status').textContent`); txt != "❚❚Stalled · running" {
-		t.Errorf("stalled card's status text = %q, want a word next to the colour", txt)
+	if txt := evalJS[string](t, tab, cardSel("wf-build")+`.querySelector('.status').textContent`); txt != "❚❚Stalled? · running, quiet" {
+		t.Errorf("stalled card's status text = %q, want a word next to the colour (and a question: the page's timer, not the hub, says so)", txt)
 	}
 	screenshot(t, tab, "console-progress")
 

@@ -27,7 +27,10 @@ func runJSON(t *testing.T, args []string, v any) error {
 	return err
 }
 
-var short = []string{"--ttl", "300ms", "--work", "1s", "--dispatches", "6", "--entities", "2"}
+// short is a run that takes seconds: work outlasts the lease 2.5 times, so without the watchdog duplicates are
+// certain. The lease is 1 s, not less: on a loaded 2-core machine the watchdog's renewal every ttl/3 can be late by
+// a few hundred milliseconds, and a 300 ms lease was lost that way.
+var short = []string{"--ttl", "1s", "--work", "2500ms", "--dispatches", "6", "--entities", "2"}
 
 func TestWatchdogPreventsDuplicates(t *testing.T) {
 	t.Parallel()
