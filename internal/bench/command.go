@@ -60,6 +60,8 @@ Scenarios (--scenario):
   replay   one client misses K events and reconnects with Last-Event-ID: time to first and last replayed event
   storm    N clients reconnect at once, each replaying K events: time until all are done
   publish  publishers only, as fast as Redis takes them: events/s
+  replay-hog  N clients (default 16) resume a topic of K events of --payload bytes (default 1000 × 60 KB) from
+           early positions and never read; one more reads it all: the hub's RSS before and at its peak
 
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
 redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).
@@ -88,7 +90,7 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	opt.PoolSize = max(opt.PoolSize, 2*o.publishers)
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	b := &benchRun{o: o, t: t, pub: pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: o.prefix})}
+	b := &benchRun{o: o, t: t, rdb: rdb, pub: pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: o.prefix})}
 	res, err := o.scenarioRun(ctx, b)
 	if err != nil {
 		return err
@@ -107,7 +109,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm or publish")
+	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish or replay-hog")
 	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
 	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
@@ -141,13 +143,16 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.scenario == "publish" && !set["rate"] {
 		o.rate = 0 // the publish scenario measures how fast, unless asked for a pace
 	}
+	if o.scenario == "replay-hog" {
+		hogDefaults(o, set)
+	}
 	runs := map[string]func(context.Context, *benchRun) (*Result, error){
-		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly,
+		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly, "replay-hog": replayHog,
 	}
 	o.scenarioRun = runs[o.scenario]
 	var bad []string
 	if o.scenarioRun == nil {
-		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish")
+		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog")
 	}
 	if fs.NArg() > 0 {
 		bad = append(bad, "unexpected arguments: "+strings.Join(fs.Args(), " "))

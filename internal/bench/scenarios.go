@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -16,6 +18,7 @@ type benchRun struct {
 	o   *options
 	t   *target
 	pub *pubsub.Publisher
+	rdb *redis.Client
 }
 
 // fleet is a set of clients streaming under one context; stop ends them and waits for their goroutines.

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestReplayHogBoundsMemory is issue #14's replay attack: 16 clients resume a topic of 1,000 events of 60 KB from
+// early positions and never read. The hub (the real binary, built without -race, on a real redis-server) must grow
+// by less than 256 MiB, and one more client that reads must still get every event.
+func TestReplayHogBoundsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hub and moves 60 MB through it")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("needs redis-server")
+	}
+	bin := filepath.Join(t.TempDir(), "hub")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build the hub: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	err := Command(ctx, []string{"--scenario", "replay-hog", "--hub-bin", bin, "--json"}, &out, &errb)
+	var res Result
+	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Proc == nil {
+		t.Fatalf("hub bench --scenario replay-hog = %v; output %q, stderr %q", err, out.String(), errb.String())
+	}
+	growth := res.Proc.RSSAfterMiB - res.Proc.RSSBeforeMiB
+	t.Logf("hub RSS %.1f MiB before, %.1f MiB at its peak (+%.1f MiB); reader: %+v",
+		res.Proc.RSSBeforeMiB, res.Proc.RSSAfterMiB, growth, res.Check)
+	if growth >= 256 {
+		t.Errorf("16 resuming clients that do not read grew the hub by %.1f MiB, want < 256", growth)
+	}
+	if err != nil || !res.Check.ok() || res.Replayed != 1000 {
+		t.Errorf("the reading client: %+v of %d events (err %v), want every event once, in order", res.Check, res.Replayed, err)
+	}
+}
