@@ -11,11 +11,11 @@ type benchStore struct{ ready chan struct{} }
 
 func (s benchStore) Follow(string) <-chan struct{} { return s.ready }
 func (benchStore) Unfollow(string)                 {}
-func (benchStore) Read(context.Context, string, ID, int) ([]*Event, error) {
-	return nil, nil
+func (benchStore) Read(context.Context, string, ID, int) ([]*Event, bool, error) {
+	return nil, false, nil
 }
-func (benchStore) Tail(context.Context, string, int) ([]*Event, error) { return nil, nil }
-func (benchStore) Newest(context.Context, string) (ID, error)          { return ID{}, nil }
+func (benchStore) Tail(context.Context, string, int) ([]*Event, bool, error) { return nil, false, nil }
+func (benchStore) Newest(context.Context, string) (ID, error)                { return ID{}, nil }
 
 // BenchmarkBroadcast measures one event handed to every subscriber of its topic: a non-blocking push each. The
 // queues are emptied outside the timer, as a live client's writer would, so no subscription is ever evicted: every

@@ -18,6 +18,7 @@ type fakeStore struct {
 	follows   map[string]int
 	unfollows map[string]int
 	readErrs  int // the next readErrs Read calls fail
+	pageMax   int // Read and Tail return at most this many events at once, as a store bounding pages in bytes; 0: no bound
 	reads     int
 	afterRead func(topic string, after ID) // runs after Read computed its answer, outside the lock
 }
@@ -97,17 +98,25 @@ func (f *fakeStore) counts(topic string) (follows, unfollows int) {
 	return f.follows[topic], f.unfollows[topic]
 }
 
-func (f *fakeStore) Read(ctx context.Context, topic string, after ID, limit int) ([]*Event, error) {
+func (f *fakeStore) Read(ctx context.Context, topic string, after ID, limit int) ([]*Event, bool, error) {
 	f.mu.Lock()
 	f.reads++
 	if f.readErrs > 0 {
 		f.readErrs--
 		f.mu.Unlock()
-		return nil, fmt.Errorf("fake store: read %s: connection refused", topic)
+		return nil, false, fmt.Errorf("fake store: read %s: connection refused", topic)
+	}
+	if f.pageMax > 0 {
+		limit = min(limit, f.pageMax)
 	}
 	var out []*Event
+	more := false
 	for _, ev := range f.streams[topic] {
-		if after.Less(ev.ID) && len(out) < limit {
+		if after.Less(ev.ID) {
+			if len(out) == limit {
+				more = true
+				break
+			}
 			out = append(out, ev)
 		}
 	}
@@ -116,14 +125,18 @@ func (f *fakeStore) Read(ctx context.Context, topic string, after ID, limit int)
 	if hook != nil {
 		hook(topic, after)
 	}
-	return out, nil
+	return out, more, nil
 }
 
-func (f *fakeStore) Tail(ctx context.Context, topic string, n int) ([]*Event, error) {
+func (f *fakeStore) Tail(ctx context.Context, topic string, n int) ([]*Event, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.streams[topic]
-	return slices.Clone(s[max(0, len(s)-n):]), nil
+	tail := s[max(0, len(s)-n):]
+	if f.pageMax > 0 && len(tail) > f.pageMax {
+		return slices.Clone(tail[:f.pageMax]), true, nil
+	}
+	return slices.Clone(tail), false, nil
 }
 
 // recSink records what Start delivers.
@@ -211,7 +224,7 @@ func isDone(s *Subscription) bool {
 }
 
 func (f *fakeStore) Newest(ctx context.Context, topic string) (ID, error) {
-	evs, err := f.Tail(ctx, topic, 1)
+	evs, _, err := f.Tail(ctx, topic, 1)
 	if err != nil || len(evs) == 0 {
 		return ID{}, err
 	}

@@ -19,10 +19,12 @@ type Store interface {
 	Follow(topic string) (ready <-chan struct{})
 	// Unfollow ends the live feed of topic; the hub calls it when the last subscriber of the topic leaves.
 	Unfollow(topic string)
-	// Read returns up to limit stored events of topic after id, oldest first.
-	Read(ctx context.Context, topic string, after ID, limit int) ([]*Event, error)
-	// Tail returns the last n stored events of topic, oldest first.
-	Tail(ctx context.Context, topic string, n int) ([]*Event, error)
+	// Read returns up to limit stored events of topic after id, oldest first, and fewer when the store bounds a
+	// page in bytes; more is false when the stream ends there.
+	Read(ctx context.Context, topic string, after ID, limit int) (page []*Event, more bool, err error)
+	// Tail returns the last n stored events of topic, oldest first: all of them, or when they do not fit in one
+	// page the first page of them, and more to say that the rest follows the page's last event.
+	Tail(ctx context.Context, topic string, n int) (page []*Event, more bool, err error)
 	// Newest returns the id of the topic's newest stored entry, valid or not (zero for an empty stream): where a
 	// position at the end of the stream really is.
 	Newest(ctx context.Context, topic string) (ID, error)

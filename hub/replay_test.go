@@ -111,6 +111,18 @@ func TestStartReplays(t *testing.T) {
 			want:  nil, wantPos: ID{},
 		},
 		{
+			name:  "resume across pages the store cut short (bytes)",
+			setup: func(st *fakeStore) { st.append("t", 10); st.pageMax = 3 },
+			from:  From{After: ID{Ms: 1}, Set: true},
+			want:  ids("t", 2, 10), wantPos: ID{Ms: 10},
+		},
+		{
+			name:  "fresh with a history larger than a page",
+			setup: func(st *fakeStore) { st.append("t", 10); st.pageMax = 2 },
+			from:  From{History: 5},
+			want:  ids("t", 6, 10), wantPos: ID{Ms: 10},
+		},
+		{
 			name:  "resume across several pages",
 			cfg:   Config{ReplayPage: 3},
 			setup: func(st *fakeStore) { st.append("t", 10) },

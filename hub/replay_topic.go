@@ -8,18 +8,22 @@ import (
 // replayTopic brings topic i up to the stream's end. On the first pass it resolves the starting position from f;
 // later passes (after an overflow) continue from the last delivered id.
 func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first bool, sink Sink) error {
+	started := time.Now()
+	replayed := 0
+	if first && !f.Set {
+		n, more, err := s.startFresh(ctx, i, f.History, sink)
+		if err != nil || !more {
+			return err
+		}
+		replayed = n
+	}
 	p := &s.pos[i]
 	topic := s.topics[i]
-	m := s.hub.cfg.Metrics
-	started := time.Now()
-	if first && !f.Set {
-		return s.startFresh(ctx, i, f.History, sink)
-	}
-	replayed := 0
 	for {
 		var page []*Event
+		var more bool
 		if err := s.retry(ctx, sink, func() (err error) {
-			page, err = s.hub.store.Read(ctx, topic, p.last, s.hub.cfg.ReplayPage)
+			page, more, err = s.hub.store.Read(ctx, topic, p.last, s.hub.cfg.ReplayPage)
 			return err
 		}); err != nil {
 			return err
@@ -42,42 +46,76 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 				return err
 			}
 		}
-		if err := sink.Deliver(page); err != nil {
+		if err := deliverBatches(sink, page); err != nil {
 			return err
 		}
 		replayed += len(page)
 		p.last = page[len(page)-1].ID
-		if len(page) < s.hub.cfg.ReplayPage {
+		if !more {
 			break
 		}
 	}
-	m.received[SourceReplay].Add(float64(replayed))
-	m.replayEvents.Observe(float64(replayed))
-	m.replaySeconds.Observe(time.Since(started).Seconds())
+	s.observeReplay(replayed, started)
 	return nil
 }
 
-// startFresh positions a topic without a resume id at its newest event, replaying the last n first when asked.
-func (s *Subscription) startFresh(ctx context.Context, i, n int, sink Sink) error {
+func (s *Subscription) observeReplay(n int, started time.Time) {
+	m := s.hub.cfg.Metrics
+	m.received[SourceReplay].Add(float64(n))
+	m.replayEvents.Observe(float64(n))
+	m.replaySeconds.Observe(time.Since(started).Seconds())
+}
+
+// Bounds of one batch handed to the sink during a replay: the sink writes a batch as one buffer, and a client that
+// does not read keeps its write, and that buffer, waiting.
+const (
+	replayBatchEvents = 128
+	replayBatchBytes  = 128 << 10
+)
+
+// deliverBatches hands page to sink in small batches.
+func deliverBatches(sink Sink, page []*Event) error {
+	for len(page) > 0 {
+		n, size := 0, 0
+		for n < len(page) && n < replayBatchEvents && (n == 0 || size+len(page[n].Data) <= replayBatchBytes) {
+			size += len(page[n].Data)
+			n++
+		}
+		if err := sink.Deliver(page[:n]); err != nil {
+			return err
+		}
+		page = page[n:]
+	}
+	return nil
+}
+
+// startFresh positions a topic without a resume id at its newest event, replaying the last n first when asked. It
+// returns how many it replayed and whether more of them follow in the stream (the tail did not fit in one page):
+// the caller then reads on from the position.
+func (s *Subscription) startFresh(ctx context.Context, i, n int, sink Sink) (int, bool, error) {
 	p := &s.pos[i]
 	var tail []*Event
+	var more bool
 	if err := s.retry(ctx, sink, func() (err error) {
-		tail, err = s.hub.store.Tail(ctx, s.topics[i], max(1, min(n, s.hub.cfg.MaxReplay)))
+		tail, more, err = s.hub.store.Tail(ctx, s.topics[i], max(1, min(n, s.hub.cfg.MaxReplay)))
 		return err
 	}); err != nil {
-		return err
+		return 0, false, err
 	}
 	p.set = true
 	if len(tail) == 0 {
-		return nil // an empty stream: everything from its first event on is new
+		return 0, false, nil // an empty stream: everything from its first event on is new
 	}
 	p.last = tail[len(tail)-1].ID
 	if n <= 0 {
-		return nil
+		return 0, false, nil
+	}
+	if more {
+		return len(tail), true, deliverBatches(sink, tail)
 	}
 	s.hub.cfg.Metrics.received[SourceReplay].Add(float64(len(tail)))
 	s.hub.cfg.Metrics.replayEvents.Observe(float64(len(tail)))
-	return sink.Deliver(tail)
+	return len(tail), false, deliverBatches(sink, tail)
 }
 
 // checkNewest handles a resume position with nothing after it: fine if the stream's newest entry is that position or

@@ -39,7 +39,7 @@ func BenchmarkReplay10000(b *testing.B) {
 		var after hub.ID
 		n := 0
 		for {
-			page, err := st.Read(ctx, "project.42", after, 1000)
+			page, _, err := st.Read(ctx, "project.42", after, 1000)
 			if err != nil {
 				b.Fatal(err)
 			}

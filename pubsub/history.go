@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
@@ -16,8 +17,11 @@ import (
 type HistoryConfig struct {
 	Prefix        string
 	MaxEventBytes int // events larger than this are dropped on read (default 64 KiB)
+	MaxPageBytes  int // a history page ends once it holds this many bytes (default 1 MiB)
+	MaxReads      int // history reads running at once; more wait (default 8)
 	Logger        zerolog.Logger
 	HubMetrics    *hub.Metrics // counts dropped events; nil means unregistered
+	Registerer    prometheus.Registerer
 }
 
 // History reads topics' stored events, ends and listings from Redis (XRANGE, XREVRANGE, SCAN). It is not a
@@ -28,12 +32,19 @@ type History struct {
 	max  int
 	log  zerolog.Logger
 	hm   *hub.Metrics
+	pg   *pager
 	// reads, tails and newest coalesce identical concurrent reads: after a hub restart every client of a topic asks
 	// for the same range, or the same end of its stream, at once, and one command answers them all (each caller
 	// only one sent after it asked: see readGroup).
-	reads  readGroup[[]*hub.Event]
-	tails  readGroup[[]*hub.Event]
+	reads  readGroup[page]
+	tails  readGroup[page]
 	newest readGroup[hub.ID]
+}
+
+// page is what one history read returns: events, and whether the stream may hold more after them.
+type page struct {
+	evs  []*hub.Event
+	more bool
 }
 
 // NewHistory returns a History on rdb.
@@ -41,102 +52,112 @@ func NewHistory(rdb redis.UniversalClient, cfg HistoryConfig) *History {
 	if cfg.MaxEventBytes <= 0 {
 		cfg.MaxEventBytes = DefaultMaxEventBytes
 	}
+	if cfg.MaxPageBytes <= 0 {
+		cfg.MaxPageBytes = DefaultMaxPageBytes
+	}
+	if cfg.MaxReads <= 0 {
+		cfg.MaxReads = DefaultMaxReads
+	}
 	if cfg.HubMetrics == nil {
 		cfg.HubMetrics = hub.NewMetrics(nil)
 	}
 	log := cfg.Logger.Sample(&zerolog.BurstSampler{Burst: 5, Period: time.Second})
-	return &History{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics}
+	return &History{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics,
+		pg: newPager(cfg.MaxPageBytes, cfg.MaxEventBytes, cfg.MaxReads, cfg.Registerer)}
 }
 
 // Keys returns the key names the store uses.
 func (s *History) Keys() Keys { return s.keys }
 
-// Read returns up to limit valid events of topic after id, oldest first. Invalid entries (written by something
-// other than the script) are dropped and counted, and the next event's Prev is carried over them so a reader's
-// chain check still holds. Fewer than limit events means the stream ends there.
+// Read returns up to limit valid events of topic after id, oldest first, and fewer once they reach the page size in
+// bytes; more is false when the stream ends there. Invalid entries (written by something other than the script)
+// are dropped and counted, and the next event's Prev is carried over them so a reader's chain check still holds.
 // The returned events are shared with other readers and must not be modified.
-func (s *History) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+func (s *History) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, bool, error) {
 	key := topic + "\x00" + after.String() + "\x00" + strconv.Itoa(limit)
-	return s.reads.do(ctx, key, func() ([]*hub.Event, error) {
+	p, err := s.reads.do(ctx, key, func() (page, error) {
 		// Detached from the first caller's context, so its leaving does not fail the others; the read is bounded
 		// by the client's own timeouts.
-		return s.read(context.WithoutCancel(ctx), topic, after, limit, hub.SourceReplay)
+		evs, _, more, err := s.readRaw(context.WithoutCancel(ctx), topic, after, limit, hub.SourceReplay)
+		return page{evs, more}, err
 	})
+	return p.evs, p.more, err
 }
 
-func (s *History) read(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, error) {
-	evs, _, err := s.readRaw(ctx, topic, after, limit, src)
-	return evs, err
-}
-
-// readRaw is read that also returns the id of the last entry it examined, valid or not, so a reader that keeps a
-// position (the Subscriber) can move past invalid entries instead of meeting them again. Drops are counted and
-// logged only for the Subscriber's reads (src repair): replays of the same entries by every resuming client would
-// count one bad entry many times.
-func (s *History) readRaw(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, hub.ID, error) {
-	out := make([]*hub.Event, 0, min(limit, 1024))
+// readRaw is Read, uncoalesced, that also returns the id of the last entry it examined, valid or not, so a reader
+// that keeps a position (the Subscriber) can move past invalid entries instead of meeting them again. Drops are
+// counted and logged only for the Subscriber's reads (src repair): replays of the same entries by every resuming
+// client would count one bad entry many times. A page ends at limit events or at the page size, but never before
+// one valid event or the stream's end, so a run of invalid entries cannot stall a reader.
+func (s *History) readRaw(ctx context.Context, topic string, after hub.ID, limit int, src hub.Source) ([]*hub.Event, hub.ID, bool, error) {
+	if after == maxID {
+		return nil, after, false, nil
+	}
+	out := make([]*hub.Event, 0, min(limit, 64))
 	var carry *hub.ID // the prev to give the next valid event, after dropped ones
+	used, seen := 0, 0
 	for len(out) < limit {
-		want := limit - len(out)
-		msgs, err := s.rdb.XRangeN(ctx, s.keys.Stream(topic), "("+after.String(), "+", int64(want)).Result()
+		want := s.pg.count(s.pg.maxBytes-used, avg(used, seen), limit-len(out))
+		msgs, err := s.xrange(ctx, s.keys.Stream(topic), "("+after.String(), "+", want, false, src)
 		if err != nil {
-			return nil, after, fmt.Errorf("read %s after %s: %w", topic, after, err)
+			return nil, after, false, fmt.Errorf("read %s after %s: %w", topic, after, err)
 		}
 		for _, m := range msgs {
-			ev, reason := fromEntry(topic, m, s.max, src)
-			if reason == "" {
-				if carry != nil {
-					ev.Prev, carry = *carry, nil
-				}
-				out = append(out, ev)
-				after = ev.ID
-				continue
-			}
-			if src == hub.SourceRepair {
-				s.drop(topic, m.ID, reason)
-			}
-			if carry == nil {
-				// The dropped entry's own prev when it has one (it may reveal a gap before it), else the entry read
-				// just before it: the chain continues across the dropped entry either way.
-				p := after
-				if ev != nil && reason != dropBadEntry {
-					p = ev.Prev
-				}
-				carry = &p
-			}
-			if id, err := hub.ParseID(m.ID); err == nil {
-				after = id
-			}
+			used += entryBytes(m)
+			seen++
+			after, carry = s.take(topic, m, src, after, carry, &out)
 		}
 		if len(msgs) < want {
-			break
+			return out, after, false, nil
+		}
+		if len(out) > 0 && len(out) < limit && s.pg.full(used) {
+			s.pg.cut.Inc()
+			return out, after, true, nil
+		}
+		if len(out) == 0 {
+			used, seen = 0, 0 // only invalid entries so far: they are not kept, so they take no room
 		}
 	}
-	return out, after, nil
+	return out, after, true, nil
 }
 
-// Tail returns the last n valid events of topic, oldest first.
-// The returned events are shared with other readers and must not be modified.
-func (s *History) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
-	return s.tails.do(ctx, topic+"\x00"+strconv.Itoa(n), func() ([]*hub.Event, error) {
+// take appends entry m to out if it is valid; otherwise it drops it and carries the chain over it. It returns the
+// new position and carry.
+func (s *History) take(topic string, m redis.XMessage, src hub.Source, after hub.ID, carry *hub.ID, out *[]*hub.Event) (hub.ID, *hub.ID) {
+	ev, reason := fromEntry(topic, m, s.max, src)
+	if reason == "" {
+		if carry != nil {
+			ev.Prev, carry = *carry, nil
+		}
+		*out = append(*out, ev)
+		return ev.ID, carry
+	}
+	if src == hub.SourceRepair {
+		s.drop(topic, m.ID, reason)
+	}
+	if carry == nil {
+		// The dropped entry's own prev when it has one (it may reveal a gap before it), else the entry read just
+		// before it: the chain continues across the dropped entry either way.
+		p := after
+		if ev != nil && reason != dropBadEntry {
+			p = ev.Prev
+		}
+		carry = &p
+	}
+	if id, err := hub.ParseID(m.ID); err == nil {
+		after = id
+	}
+	return after, carry
+}
+
+// Tail returns the oldest page of the last n valid events of topic, oldest first; more says that the rest follows
+// the page's last event (read on with Read). The returned events are shared with other readers and must not be
+// modified.
+func (s *History) Tail(ctx context.Context, topic string, n int) ([]*hub.Event, bool, error) {
+	p, err := s.tails.do(ctx, topic+"\x00"+strconv.Itoa(n), func() (page, error) {
 		return s.tail(context.WithoutCancel(ctx), topic, n) // detached as in Read
 	})
-}
-
-func (s *History) tail(ctx context.Context, topic string, n int) ([]*hub.Event, error) {
-	msgs, err := s.rdb.XRevRangeN(ctx, s.keys.Stream(topic), "+", "-", int64(n)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("read the tail of %s: %w", topic, err)
-	}
-	out := make([]*hub.Event, 0, len(msgs))
-	for i := len(msgs) - 1; i >= 0; i-- {
-		ev, reason := fromEntry(topic, msgs[i], s.max, hub.SourceReplay)
-		if reason != "" {
-			continue // counted by the Subscriber, which reads every entry once
-		}
-		out = append(out, ev)
-	}
-	return out, nil
+	return p.evs, p.more, err
 }
 
 // Newest returns the id of the topic's newest entry, zero when the stream is empty or missing.

@@ -212,7 +212,7 @@ func TestPublishScriptRefusesWhatTheHubDrops(t *testing.T) {
 			if _, err := b.script(ctx, "t", b.keys.Channel("t"), "progress", data, 100, 1024, ""); err != nil {
 				continue // refused: better still
 			}
-			evs, err := store.Read(ctx, "t", hub.ID{}, 100)
+			evs, _, err := store.Read(ctx, "t", hub.ID{}, 100)
 			if err != nil || len(evs) != 0 {
 				t.Errorf("after storing data %q, Read = %d events, %v; want none handed out", data, len(evs), err)
 			}

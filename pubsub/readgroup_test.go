@@ -92,10 +92,10 @@ func TestStoreCoalescesAStormOfIdenticalReads(t *testing.T) {
 			call func() (string, error)
 		}{
 			{"Read", func() (string, error) {
-				evs, err := st.Read(ctx, "t", first, 10)
+				evs, _, err := st.Read(ctx, "t", first, 10)
 				return strings.Join(idsOf(evs), ","), err
 			}},
-			{"Tail", func() (string, error) { evs, err := st.Tail(ctx, "t", 2); return strings.Join(idsOf(evs), ","), err }},
+			{"Tail", func() (string, error) { evs, _, err := st.Tail(ctx, "t", 2); return strings.Join(idsOf(evs), ","), err }},
 			{"Newest", func() (string, error) { id, err := st.Newest(ctx, "t"); return id.String(), err }},
 		}
 		for _, op := range ops {

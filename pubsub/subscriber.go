@@ -25,6 +25,8 @@ type SubscriberConfig struct {
 	TailCheck     time.Duration // how often each followed topic's stream end is compared with what was delivered (default 5s)
 	PingEvery     time.Duration // a silent pub/sub connection is pinged this often, and dropped after two silent rounds (default 5s)
 	QueueLimit    int           // live messages waiting for the processor; past it they are dropped and repaired from the stream (default 100000)
+	MaxPageBytes  int           // a history page ends once it holds this many bytes (default 1 MiB)
+	MaxReads      int           // history reads running at once; more wait (default 8)
 	Sharded       bool          // SSUBSCRIBE (Redis 7): each topic's channel is served by its slot's master only; publishers must SPUBLISH
 	Logger        zerolog.Logger
 	Registerer    prometheus.Registerer
@@ -115,7 +117,8 @@ const (
 // NewSubscriber returns a Subscriber; call Run to start it.
 func NewSubscriber(rdb redis.UniversalClient, cfg SubscriberConfig) *Subscriber {
 	cfg = cfg.withDefaults()
-	store := NewHistory(rdb, HistoryConfig{Prefix: cfg.Prefix, MaxEventBytes: cfg.MaxEventBytes, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics})
+	store := NewHistory(rdb, HistoryConfig{Prefix: cfg.Prefix, MaxEventBytes: cfg.MaxEventBytes, MaxPageBytes: cfg.MaxPageBytes,
+		MaxReads: cfg.MaxReads, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics, Registerer: cfg.Registerer})
 	return &Subscriber{
 		History:  store,
 		rdb:      rdb,

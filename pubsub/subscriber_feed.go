@@ -156,7 +156,7 @@ func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[stri
 func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 	const page = 1000
 	for {
-		evs, examined, err := s.readRaw(ctx, f.topic, f.last, page, hub.SourceRepair)
+		evs, examined, more, err := s.readRaw(ctx, f.topic, f.last, page, hub.SourceRepair)
 		if err != nil {
 			return // f.repair stays set: catchUp tries again
 		}
@@ -175,7 +175,7 @@ func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 		if len(evs) > 0 {
 			s.m.repairs.Inc()
 		}
-		if len(evs) < page {
+		if !more {
 			f.repair = false
 			return
 		}

@@ -157,11 +157,13 @@ var benchReady = func() chan struct{} { c := make(chan struct{}); close(c); retu
 
 func (benchNopStore) Follow(string) <-chan struct{} { return benchReady }
 func (benchNopStore) Unfollow(string)               {}
-func (benchNopStore) Read(context.Context, string, hub.ID, int) ([]*hub.Event, error) {
-	return nil, nil
+func (benchNopStore) Read(context.Context, string, hub.ID, int) ([]*hub.Event, bool, error) {
+	return nil, false, nil
 }
-func (benchNopStore) Tail(context.Context, string, int) ([]*hub.Event, error) { return nil, nil }
-func (benchNopStore) Newest(context.Context, string) (hub.ID, error)          { return hub.ID{}, nil }
+func (benchNopStore) Tail(context.Context, string, int) ([]*hub.Event, bool, error) {
+	return nil, false, nil
+}
+func (benchNopStore) Newest(context.Context, string) (hub.ID, error) { return hub.ID{}, nil }
 
 type benchNopSink struct{}
 

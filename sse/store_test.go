@@ -86,7 +86,7 @@ func (m *memStore) Follow(topic string) <-chan struct{} {
 
 func (m *memStore) Unfollow(string) {}
 
-func (m *memStore) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, error) {
+func (m *memStore) Read(ctx context.Context, topic string, after hub.ID, limit int) ([]*hub.Event, bool, error) {
 	m.mu.Lock()
 	g, gated := m.gates[topic]
 	m.mu.Unlock()
@@ -94,7 +94,7 @@ func (m *memStore) Read(ctx context.Context, topic string, after hub.ID, limit i
 		select {
 		case <-g.open:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 	}
 	m.mu.Lock()
@@ -105,18 +105,18 @@ func (m *memStore) Read(ctx context.Context, topic string, after hub.ID, limit i
 			out = append(out, ev)
 		}
 	}
-	return out, nil
+	return out, len(out) == limit, nil
 }
 
-func (m *memStore) Tail(_ context.Context, topic string, n int) ([]*hub.Event, error) {
+func (m *memStore) Tail(_ context.Context, topic string, n int) ([]*hub.Event, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.streams[topic]
-	return slices.Clone(s[max(0, len(s)-n):]), nil
+	return slices.Clone(s[max(0, len(s)-n):]), false, nil
 }
 
 func (m *memStore) Newest(ctx context.Context, topic string) (hub.ID, error) {
-	evs, err := m.Tail(ctx, topic, 1)
+	evs, _, err := m.Tail(ctx, topic, 1)
 	if err != nil || len(evs) == 0 {
 		return hub.ID{}, err
 	}

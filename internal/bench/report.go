@@ -191,7 +191,10 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 	if r.Latency != nil {
 		row("publish→receive", "%v", r.Latency)
 	}
-	if r.Replayed > 0 {
+	switch {
+	case r.Scenario == "replay-hog":
+		row("replay", "%d events to %d clients that do not read and one that does, done after %v ms", r.Replayed, r.Conns, r.LastReplayed)
+	case r.Replayed > 0:
 		row("replay", "%d events: first after %v ms, last after %v ms (medians)", r.Replayed, r.FirstReplayed, r.LastReplayed)
 	}
 	if r.EachDone != nil {
@@ -201,7 +204,9 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 		row("heartbeats", "%d received", r.Heartbeats)
 	}
 	if p := r.Proc; p != nil {
-		if p.RSSAfterMiB > 0 {
+		if r.Scenario == "replay-hog" {
+			row("hub RSS", "%.1f MiB before, %.1f MiB at the peak (+%.1f MiB)", p.RSSBeforeMiB, p.RSSAfterMiB, p.RSSAfterMiB-p.RSSBeforeMiB)
+		} else if p.RSSAfterMiB > 0 {
 			row("hub RSS", "%.1f MiB before, %.1f MiB after (%.1f KiB per connection)", p.RSSBeforeMiB, p.RSSAfterMiB, p.RSSPerConnKiB)
 		}
 		if p.RSSHeldPerConnKiB > 0 {

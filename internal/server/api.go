@@ -219,8 +219,15 @@ func (a *api) history(c echo.Context) error {
 		}
 		limit = n
 	}
-	evs, err := a.store.Read(c.Request().Context(), topic, after, limit)
+	evs, more, err := a.store.Read(c.Request().Context(), topic, after, limit)
+	if err == nil && len(evs) == 0 && !after.IsZero() {
+		err = a.checkAfter(c.Request().Context(), topic, after)
+	}
 	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return he
+		}
 		return a.redisUnavailable(c, err)
 	}
 	out := make([]pubsub.Envelope, len(evs))
@@ -229,7 +236,21 @@ func (a *api) history(c echo.Context) error {
 		out[i] = pubsub.Envelope{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Data: ev.Data}
 		next = ev.IDText
 	}
-	return c.JSON(http.StatusOK, map[string]any{"topic": topic, "events": out, "next": next})
+	return c.JSON(http.StatusOK, map[string]any{"topic": topic, "events": out, "next": next, "more": more})
+}
+
+// checkAfter refuses a position past the topic's newest event: no event ever had it, or Redis lost the events up to
+// it (history-lost); either way paging on from it would wait for ids that may never come.
+func (a *api) checkAfter(ctx context.Context, topic string, after hub.ID) error {
+	newest, err := a.store.Newest(ctx, topic)
+	if err != nil {
+		return err
+	}
+	if newest.Less(after) {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf(
+			"after: %s is past the topic's newest event (%s): history-lost, reload the snapshot", after, newest))
+	}
+	return nil
 }
 
 // snapshot is GET /topics/{topic}/snapshot: the console's first paint, consistent with its cursor.
