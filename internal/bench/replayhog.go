@@ -26,7 +26,11 @@ func replayHog(ctx context.Context, b *benchRun) (*Result, error) {
 	if err := p.err(); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	starts, err := b.rdb.XRangeN(ctx, pubsub.Keys{Prefix: o.prefix}.Stream(o.topic), "-", "+", int64(o.conns)).Result()
+	key := pubsub.Keys{Prefix: o.prefix}.Stream(o.topic)
+	if n, err := b.rdb.XLen(ctx, key).Result(); err != nil || n != int64(p.published())+1 {
+		return nil, fmt.Errorf("the topic holds %d entries (%v), want the anchor and %d events: a publish was sent twice", n, err, p.published())
+	}
+	starts, err := b.rdb.XRangeN(ctx, key, "-", "+", int64(o.conns)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read the hogs' positions: %w", err)
 	}
@@ -122,5 +126,8 @@ func hogDefaults(o *options, set map[string]bool) {
 	}
 	if !set["hold"] {
 		o.hold = 8 * time.Second
+	}
+	if !set["batch"] {
+		o.batch = 8 // pipelines of 15 MB time out on a busy machine, and go-redis sends a timed-out pipeline again
 	}
 }
