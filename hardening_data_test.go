@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -39,5 +41,37 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 	id := h.publish("big", "progress", data(4))
 	if f := c.nextEvent(5 * time.Second); f.ID != id {
 		t.Errorf("after the reset: event %q %s, want the live event %s", f.ID, f.Data, id)
+	}
+}
+
+// TestSnapshotResponseBounded (#14 item 8): a state larger than limits.max_snapshot_bytes is answered with as much
+// of it as fits, marked truncated, and counted; each workflow it does hold is whole and consistent with the cursor.
+func TestSnapshotResponseBounded(t *testing.T) {
+	rs := redistest.Start(t)
+	h := startHub(t, rs, "HUB_LIMITS_MAX_SNAPSHOT_BYTES=65536")
+	pad := strings.Repeat("x", 8<<10)
+	for i := range 40 {
+		h.publish("snap", "progress", fmt.Sprintf(`{"workflow":"wf-%d","pad":"%s"}`, i, pad))
+	}
+	resp, err := http.Get(h.URL + "/topics/snap/snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var snap struct {
+		Cursor    string                     `json:"cursor"`
+		Workflows map[string]json.RawMessage `json:"workflows"`
+		Truncated bool                       `json:"truncated"`
+	}
+	if err := json.Unmarshal(body, &snap); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /snapshot = %d, %v", resp.StatusCode, err)
+	}
+	if !snap.Truncated || len(body) > 80<<10 || len(snap.Workflows) == 0 {
+		t.Errorf("GET /snapshot of 40 workflows of 8 KB with a 64 KB bound = %d bytes, %d workflows, truncated %v; want at most about 64 KB, truncated",
+			len(body), len(snap.Workflows), snap.Truncated)
+	}
+	if v, _ := metricValue(scrape(t, h.URL), "hub_redis_snapshots_truncated_total"); v != 1 {
+		t.Errorf("hub_redis_snapshots_truncated_total = %v, want 1", v)
 	}
 }

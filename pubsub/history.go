@@ -19,6 +19,7 @@ type HistoryConfig struct {
 	MaxEventBytes int // events larger than this are dropped on read (default 64 KiB)
 	MaxPageBytes  int // a history page ends once it holds this many bytes (default 1 MiB)
 	MaxReads      int // history reads running at once; more wait (default 8)
+	MaxSnapshot   int // a snapshot holds at most about this many bytes of state (default 8 MiB)
 	Logger        zerolog.Logger
 	HubMetrics    *hub.Metrics // counts dropped events; nil means unregistered
 	Registerer    prometheus.Registerer
@@ -33,6 +34,9 @@ type History struct {
 	log  zerolog.Logger
 	hm   *hub.Metrics
 	pg   *pager
+	// maxSnapshot bounds a snapshot's state; snapsCut counts those it cut short.
+	maxSnapshot int
+	snapsCut    prometheus.Counter
 	// reads, tails and newest coalesce identical concurrent reads: after a hub restart every client of a topic asks
 	// for the same range, or the same end of its stream, at once, and one command answers them all (each caller
 	// only one sent after it asked: see readGroup).
@@ -58,12 +62,22 @@ func NewHistory(rdb redis.UniversalClient, cfg HistoryConfig) *History {
 	if cfg.MaxReads <= 0 {
 		cfg.MaxReads = DefaultMaxReads
 	}
+	if cfg.MaxSnapshot <= 0 {
+		cfg.MaxSnapshot = DefaultMaxSnapshotBytes
+	}
 	if cfg.HubMetrics == nil {
 		cfg.HubMetrics = hub.NewMetrics(nil)
 	}
+	cut := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hub_redis_snapshots_truncated_total",
+		Help: "Snapshots cut short at limits.max_snapshot_bytes: the answer holds part of the topic's state, marked truncated.",
+	})
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(cut)
+	}
 	log := cfg.Logger.Sample(&zerolog.BurstSampler{Burst: 5, Period: time.Second})
 	return &History{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics,
-		pg: newPager(cfg.MaxPageBytes, cfg.MaxEventBytes, cfg.MaxReads, cfg.Registerer)}
+		pg: newPager(cfg.MaxPageBytes, cfg.MaxEventBytes, cfg.MaxReads, cfg.Registerer), maxSnapshot: cfg.MaxSnapshot, snapsCut: cut}
 }
 
 // Keys returns the key names the store uses.

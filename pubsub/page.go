@@ -15,6 +15,8 @@ import (
 const (
 	DefaultMaxPageBytes = 1 << 20
 	DefaultMaxReads     = 8
+	// DefaultMaxSnapshotBytes bounds a snapshot (limits.max_snapshot_bytes).
+	DefaultMaxSnapshotBytes = 8 << 20
 )
 
 // pager bounds what history reads hold: a page ends once its entries reach maxBytes (however many events it was
@@ -66,22 +68,33 @@ func avg(bytes, n int) int {
 // full reports whether a page holding used bytes must end.
 func (p *pager) full(used int) bool { return used >= p.maxBytes }
 
+// slot runs op in a read slot; see xrange.
+func (s *History) slot(ctx context.Context, op func() error) error {
+	if !s.pg.slots.TryAcquire(1) {
+		s.pg.waited.Inc()
+		if err := s.pg.slots.Acquire(ctx, 1); err != nil {
+			return err
+		}
+	}
+	defer s.pg.slots.Release(1)
+	return op()
+}
+
 // xrange runs one XRANGE (XREVRANGE when rev) in a read slot. Repairs (the Subscriber's own reads, one at a time)
 // take none: the live feed never waits behind clients' replays.
 func (s *History) xrange(ctx context.Context, key, start, end string, count int, rev bool, src hub.Source) ([]redis.XMessage, error) {
-	if src != hub.SourceRepair {
-		if !s.pg.slots.TryAcquire(1) {
-			s.pg.waited.Inc()
-			if err := s.pg.slots.Acquire(ctx, 1); err != nil {
-				return nil, err
-			}
+	read := func() (msgs []redis.XMessage, err error) {
+		if rev {
+			return s.rdb.XRevRangeN(ctx, key, start, end, int64(count)).Result()
 		}
-		defer s.pg.slots.Release(1)
+		return s.rdb.XRangeN(ctx, key, start, end, int64(count)).Result()
 	}
-	if rev {
-		return s.rdb.XRevRangeN(ctx, key, start, end, int64(count)).Result()
+	if src == hub.SourceRepair {
+		return read()
 	}
-	return s.rdb.XRangeN(ctx, key, start, end, int64(count)).Result()
+	var msgs []redis.XMessage
+	err := s.slot(ctx, func() (err error) { msgs, err = read(); return err })
+	return msgs, err
 }
 
 // entryBytes is about what an entry costs once read: its id and its fields.

@@ -63,6 +63,31 @@ if type(obj) == 'table' then
   end
 end
 redis.call('HSET', KEYS[2], unpack(fields))
+local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+if first then
+  local oms, oseq = string.match(first[1], '^(%d+)-(%d+)$')
+  oms, oseq = tonumber(oms), tonumber(oseq)
+  local scan = redis.call('HSCAN', KEYS[2], redis.call('HGET', KEYS[2], '_trim') or '0', 'COUNT', 20)
+  for i = 1, #scan[2], 2 do
+    local k, v = scan[2][i], scan[2][i + 1]
+    local ms, seq = string.match(v, '^{"id":"(%d+)-(%d+)"')
+    local prefix, name = string.match(k, '^(%a+):(.*)$')
+    local gone = false
+    if ms then
+      ms, seq = tonumber(ms), tonumber(seq)
+      gone = ms < oms or (ms == oms and seq < oseq)
+    elseif prefix == 'fence' then
+      gone = redis.call('HEXISTS', KEYS[2], 'lock:' .. name) == 0 and redis.call('HEXISTS', KEYS[2], 'fencelow:' .. name) == 0
+    elseif prefix then
+      gone = redis.call('HEXISTS', KEYS[2], 'wf:' .. name) == 0 and redis.call('HEXISTS', KEYS[2], 'wflock:' .. name) == 0 and
+        redis.call('HEXISTS', KEYS[2], 'verdict:' .. name) == 0
+    end
+    if gone then
+      redis.call('HDEL', KEYS[2], k)
+    end
+  end
+  redis.call('HSET', KEYS[2], '_trim', scan[1])
+end
 if idem then
   redis.call('SET', idem, id, 'PX', ARGV[7])
   return {id, 0}

@@ -74,6 +74,7 @@ func TestPublishScriptWritesStreamChannelAndState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		delete(state, "_trim") // where the trimming walk got to: see TestStateTrimmedWithHistory
 		wantState := map[string]string{"_cursor": ids[4], "wf:wf-1": envs[ids[4]], "lock:deploy": envs[ids[1]],
 			"wfstart:wf-1": ids[0]}
 		if fmt.Sprint(state) != fmt.Sprint(wantState) {

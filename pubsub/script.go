@@ -33,6 +33,11 @@ import (
 // also keeps each workflow's first event id ("wfstart:<id>"), its latest lock event ("wflock:<id>"), the highest fence
 // per lock key ("fence:<key>") and the latest lock event whose fence was lower than that ("fencelow:<key>").
 // Its refusals are error replies starting "ERR " followed by one of scriptRefusals' texts.
+// The hash is trimmed with the stream: each call walks on a few fields (HSCAN from the cursor kept in "_trim") and
+// deletes an envelope whose event the stream no longer holds, a workflow's other fields (its start and the
+// verdict marks) once none of its envelopes is left, and a lock key's fence once its envelopes are gone. So a
+// workflow whose events all left the history leaves the state, and the hash never outgrows what the stream
+// explains by more than a few calls' worth.
 //
 //go:embed publish.lua
 var PublishScript string

@@ -27,6 +27,7 @@ type SubscriberConfig struct {
 	QueueLimit    int           // live messages waiting for the processor; past it they are dropped and repaired from the stream (default 100000)
 	MaxPageBytes  int           // a history page ends once it holds this many bytes (default 1 MiB)
 	MaxReads      int           // history reads running at once; more wait (default 8)
+	MaxSnapshot   int           // a snapshot holds at most about this many bytes of state (default 8 MiB)
 	Sharded       bool          // SSUBSCRIBE (Redis 7): each topic's channel is served by its slot's master only; publishers must SPUBLISH
 	Logger        zerolog.Logger
 	Registerer    prometheus.Registerer
@@ -118,7 +119,7 @@ const (
 func NewSubscriber(rdb redis.UniversalClient, cfg SubscriberConfig) *Subscriber {
 	cfg = cfg.withDefaults()
 	store := NewHistory(rdb, HistoryConfig{Prefix: cfg.Prefix, MaxEventBytes: cfg.MaxEventBytes, MaxPageBytes: cfg.MaxPageBytes,
-		MaxReads: cfg.MaxReads, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics, Registerer: cfg.Registerer})
+		MaxReads: cfg.MaxReads, MaxSnapshot: cfg.MaxSnapshot, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics, Registerer: cfg.Registerer})
 	return &Subscriber{
 		History:  store,
 		rdb:      rdb,

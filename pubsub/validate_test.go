@@ -116,7 +116,7 @@ func TestStoredControlEventsAreNeverDelivered(t *testing.T) {
 		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropReserved); v < 2 {
 			t.Errorf("hub_events_dropped_total{reason=%s} = %v, want ≥ 2", dropReserved, v)
 		}
-		evs, err := b.store().Read(ctxFor(t), "t", hub.ID{}, 100)
+		evs, _, err := b.store().Read(ctxFor(t), "t", hub.ID{}, 100)
 		if err != nil || !slices.Equal(idsOf(evs), []string{a, c}) {
 			t.Errorf("Read(t) = %q, %v; want %q", idsOf(evs), err, []string{a, c})
 		}

@@ -146,6 +146,7 @@ type LimitsConfig struct {
 	MaxTopicsListed    int `yaml:"max_topics_listed"`
 	MaxPageBytes       int `yaml:"max_page_bytes"`  // a history page (replay, /history, a tail) ends at this many bytes
 	MaxStoreReads      int `yaml:"max_store_reads"` // history reads sent to Redis at once; more wait
+	MaxSnapshotBytes   int `yaml:"max_snapshot_bytes"`
 	// 0 means no limit for the connection counts and the publish rate.
 	MaxConnections      int      `yaml:"max_connections"`
 	MaxConnectionsPerIP int      `yaml:"max_connections_per_ip"`
@@ -225,7 +226,7 @@ func Default() Config {
 		Limits: LimitsConfig{
 			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,
 			MaxReplay: hub.DefaultMaxReplay, MaxHistoryQuery: 1000, MaxCursorBytes: sse.DefaultMaxCursorBytes, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,
-			MaxPageBytes: pubsub.DefaultMaxPageBytes, MaxStoreReads: pubsub.DefaultMaxReads,
+			MaxPageBytes: pubsub.DefaultMaxPageBytes, MaxStoreReads: pubsub.DefaultMaxReads, MaxSnapshotBytes: pubsub.DefaultMaxSnapshotBytes,
 			MaxConnections: 10000, MaxConnectionsPerIP: 256, PublishRate: 100, PublishBurst: 200, TrustedProxies: []string{},
 			RequestReadTimeout: 10 * time.Second, MaxNonStreamConnectionsPerIP: 128, ConnectionRate: 50, ConnectionBurst: 100,
 			MaxTopicsScanKeys: 100000,
@@ -367,6 +368,7 @@ func (c *Config) Validate() error {
 	check(c.Limits.MaxHistoryQuery >= 1 && c.Limits.MaxHistoryQuery <= 1000, "limits.max_history_query: must be 1..1000")
 	check(c.Limits.MaxPageBytes >= c.Limits.MaxEventBytes, "limits.max_page_bytes: must be at least limits.max_event_bytes")
 	check(c.Limits.MaxStoreReads >= 1, "limits.max_store_reads: must be at least 1")
+	check(c.Limits.MaxSnapshotBytes >= c.Limits.MaxEventBytes, "limits.max_snapshot_bytes: must be at least limits.max_event_bytes")
 	check(c.Log.Format == "json" || c.Log.Format == "console", "log.format: %q is not json or console", c.Log.Format)
 	_, levelErr := zerolog.ParseLevel(c.Log.Level)
 	check(c.Log.Level != "" && levelErr == nil, "log.level: %q is not debug, info, warn or error", c.Log.Level)
