@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // largestCursor is the largest stream id there is: nothing can follow it.
@@ -33,13 +35,13 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 		t.Errorf("GET /history?after=%s = %d %s, want 400 naming history-lost and no Redis error", largestCursor, resp.StatusCode, body)
 	}
 
-	c := openSSE(t, h.URL, topicQuery("big"), largestCursor)
+	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("big"), largestCursor)
 	defer c.Close()
-	if f := c.nextEvent(5 * time.Second); f.Event != "reset" || !strings.Contains(f.Data, `"history-lost"`) {
+	if f := c.NextEvent(5 * time.Second); f.Event != "reset" || !strings.Contains(f.Data, `"history-lost"`) {
 		t.Fatalf("resume from %s: first event %s %s, want a history-lost reset", largestCursor, f.Event, f.Data)
 	}
 	id := h.publish("big", "progress", data(4))
-	if f := c.nextEvent(5 * time.Second); f.ID != id {
+	if f := c.NextEvent(5 * time.Second); f.ID != id {
 		t.Errorf("after the reset: event %q %s, want the live event %s", f.ID, f.Data, id)
 	}
 }
@@ -71,7 +73,7 @@ func TestSnapshotResponseBounded(t *testing.T) {
 		t.Errorf("GET /snapshot of 40 workflows of 8 KB with a 64 KB bound = %d bytes, %d workflows, truncated %v; want at most about 64 KB, truncated",
 			len(body), len(snap.Workflows), snap.Truncated)
 	}
-	if v, _ := metricValue(scrape(t, h.URL), "hub_redis_snapshots_truncated_total"); v != 1 {
+	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_redis_snapshots_truncated_total"); v != 1 {
 		t.Errorf("hub_redis_snapshots_truncated_total = %v, want 1", v)
 	}
 }

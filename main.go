@@ -10,14 +10,19 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/config"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr, nil)
+	// go-redis has one logger per process; its lines join the hub's as JSON objects.
+	redis.SetLogger(redisLogger{newLogger(config.LogConfig{Level: "info"}, os.Stderr).With().Str("component", "go-redis").Logger()})
+	err := run(ctx, os.Args[1:], getenv, os.Stdin, os.Stdout, os.Stderr, nil)
 	stop()
 	switch {
 	case err == nil:
@@ -29,6 +34,20 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hub:", err)
 		os.Exit(1)
 	}
+}
+
+// getenv is os.Getenv that also answers config.EnvListKey with the names of the HUB_* variables set.
+func getenv(key string) string {
+	if key != config.EnvListKey {
+		return os.Getenv(key)
+	}
+	var names []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "HUB_") {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, "\n")
 }
 
 // errUsage marks a command line that could not be parsed; the usage was printed already.

@@ -39,7 +39,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	if err := cfg.CheckExposure(); err != nil {
+	if err := errors.Join(cfg.CheckExposure(), checkEmbedded(cfg, *demoOn)); err != nil {
 		return err
 	}
 	log := newLogger(cfg.Log, stderr)
@@ -218,6 +218,7 @@ func openRedis(cfg config.RedisConfig, log zerolog.Logger) (redis.UniversalClien
 		stopEmbedded()
 		return nil, nil, err
 	}
+	checkRedis(rdb, url, log)
 	return rdb, func() { _ = rdb.Close(); stopEmbedded() }, nil
 }
 
@@ -230,7 +231,7 @@ func newLogger(cfg config.LogConfig, w io.Writer) zerolog.Logger {
 	if cfg.Format == "console" {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}
 	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger()
+	return zerolog.New(w).Level(level).Hook(stamp{})
 }
 
 // watchWorkflows builds the hub's judge of workflow health and the webhook dispatcher that tells the on-call.

@@ -202,7 +202,7 @@ func (h *Handler) closed(info *streamInfo, reason CloseReason, events int64) {
 	h.cfg.Metrics.active.Dec()
 	h.cfg.Metrics.closed.WithLabelValues(string(reason)).Inc()
 	h.cfg.Logger.Info().Str("remote", info.remote).Strs("topics", info.topics).Str("reason", string(reason)).
-		Dur("duration", time.Since(info.start)).Int64("events", events).Msg("stream closed")
+		Int64("duration_ms", time.Since(info.start).Milliseconds()).Int64("events", events).Msg("stream closed")
 }
 
 func (h *Handler) parse(r *http.Request) (*request, int, error) {

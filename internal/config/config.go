@@ -47,7 +47,7 @@ func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, 
 	if *path != "" {
 		errs = append(errs, LoadFile(&cfg, *path))
 	}
-	errs = append(errs, ApplyEnv(&cfg, getenv))
+	errs = append(errs, CheckEnvNames(getenv), ApplyEnv(&cfg, getenv))
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
@@ -109,7 +109,10 @@ func (n NotifyConfig) All() []notify.Webhook {
 }
 
 type RedisConfig struct {
-	URL          string        `yaml:"url"`
+	URL string `yaml:"url"`
+	// Embedded says in so many words that an empty url means the embedded server, which a non-loopback listen
+	// otherwise refuses (--demo aside).
+	Embedded     bool          `yaml:"embedded"`
 	EmbeddedAddr string        `yaml:"embedded_addr"`
 	Prefix       string        `yaml:"prefix"`
 	TailCheck    time.Duration `yaml:"tail_check"`
@@ -352,6 +355,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	check(c.Listen != "", "listen: empty")
+	check(!c.Redis.Embedded || c.Redis.URL == "", "redis.embedded: true asks for the embedded server, but redis.url is set too: choose one")
 	check(c.ShutdownTimeout > 0, "shutdown_timeout: must be positive")
 	check(c.SSE.Heartbeat >= 10*time.Millisecond, "sse.heartbeat: %v is too short", c.SSE.Heartbeat)
 	check(c.SSE.ClientBuffer >= 1, "sse.client_buffer: must be at least 1")
