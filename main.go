@@ -95,7 +95,7 @@ Usage:
   hub publish --topic T [--type progress] [--data JSON]  publish one event through Redis (data from stdin if no --data)
   hub dispatch-test [flags]                              verify the lease: one workflow per entity (see -h)
   hub healthcheck [--url URL]                            exit 0 when the hub answers /healthz
-  hub bench [--scenario fanout|idle|replay|storm|publish] load the hub and measure it (see BENCHMARKS.md)
+  hub bench [--scenario NAME]                            load the hub and measure it (scenarios: -h; BENCHMARKS.md)
   hub version                                            print the build's version
   hub token --subscribe P... [--publish P...] [--ttl 1h] print a token signed with auth.hmac_secret
   hub help                                               this text

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestStateTrimmedWithHistory (#14 item 8): 300 workflows publish once, then one workflow publishes until the
+// TestStateTrimmedWithHistory (#14 item 8): 100 workflows publish once, then one workflow publishes until the
 // stream (max_len 50) holds none of theirs: they leave the state hash, which keeps only what the stream still
 // explains.
 func TestStateTrimmedWithHistory(t *testing.T) {
@@ -15,10 +15,10 @@ func TestStateTrimmedWithHistory(t *testing.T) {
 		ctx := ctxFor(t)
 		pub := b.publisher(PublisherConfig{MaxLen: 50})
 		var msgs []Message
-		for i := range 300 {
+		for i := range 100 {
 			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"workflow":"old-%d"}`, i)})
 		}
-		for i := range 1000 {
+		for i := range 400 {
 			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"workflow":"hot","seq":%d}`, i)})
 		}
 		for chunk := range slices.Chunk(msgs, 100) {
