@@ -144,7 +144,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	p.sub = pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
 		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
 		MaxPageBytes: cfg.Limits.MaxPageBytes, MaxReads: cfg.Limits.MaxStoreReads, MaxSnapshot: cfg.Limits.MaxSnapshotBytes,
-		Logger: log, Registerer: p.reg, HubMetrics: hm, Sharded: cfg.Redis.ShardedPubSub,
+		Logger: log, Registerer: p.reg, Sharded: cfg.Redis.ShardedPubSub,
 	})
 	p.hub = hub.New(p.sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
 	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))

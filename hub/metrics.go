@@ -2,12 +2,11 @@ package hub
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Metrics are the hub's own figures. NewMetrics(nil) gives working but unregistered metrics, so code never checks
-// for nil.
+// Metrics are the hub's own figures: what reaches it and what it replays. Evictions are counted where the stream
+// ends (sse's closed-by-reason counter) and refused events where they are decoded (pubsub), each once. NewMetrics(nil)
+// gives working but unregistered metrics, so code never checks for nil.
 type Metrics struct {
 	received      map[Source]prometheus.Counter
-	dropped       *prometheus.CounterVec
-	evicted       *prometheus.CounterVec
 	subscriptions prometheus.Gauge
 	replayEvents  prometheus.Histogram
 	replaySeconds prometheus.Histogram
@@ -21,14 +20,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}, []string{"source"})
 	m := &Metrics{
 		received: map[Source]prometheus.Counter{},
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hub_events_dropped_total",
-			Help: "Events refused before reaching any client, by reason (invalid_json, too_large, bad_type, bad_envelope, ...).",
-		}, []string{"reason"}),
-		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hub_clients_evicted_total",
-			Help: "Subscriptions ended by the hub, by reason (slow: the client's buffer was full).",
-		}, []string{"reason"}),
 		subscriptions: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "hub_subscriptions",
 			Help: "Subscriptions currently registered in the hub.",
@@ -39,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{0, 1, 10, 100, 1000, 10000, 100000},
 		}),
 		replaySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "hub_replay_seconds",
+			Name:    "hub_replay_duration_seconds",
 			Help:    "Time to replay one topic to one resuming client.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 		}),
@@ -47,12 +38,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, s := range []Source{SourceLive, SourceRepair, SourceReplay, SourceEphemeral} {
 		m.received[s] = received.WithLabelValues(string(s))
 	}
-	m.evicted.WithLabelValues(string(ReasonSlow))
 	if reg != nil {
-		reg.MustRegister(received, m.dropped, m.evicted, m.subscriptions, m.replayEvents, m.replaySeconds)
+		reg.MustRegister(received, m.subscriptions, m.replayEvents, m.replaySeconds)
 	}
 	return m
 }
-
-// Drop counts an event refused for reason; the feeder that refused it logs it.
-func (m *Metrics) Drop(reason string) { m.dropped.WithLabelValues(reason).Inc() }

@@ -101,9 +101,6 @@ func (s *Subscription) end(r Reason) {
 	s.endOnce.Do(func() {
 		s.state.Store(stateEnded)
 		s.reason.Store(&r)
-		if r == ReasonSlow {
-			s.hub.cfg.Metrics.evicted.WithLabelValues(string(r)).Inc()
-		}
 		close(s.done)
 		s.wake()
 		s.hub.remove(s)

@@ -114,11 +114,8 @@ func (b *backend) streamIDs(t *testing.T, topic string) []string {
 	return out
 }
 
-// metered returns hub metrics registered with a fresh registry, to read what a History or Subscriber counted.
-func metered() (*hub.Metrics, *prometheus.Registry) {
-	reg := prometheus.NewRegistry()
-	return hub.NewMetrics(reg), reg
-}
+// metered returns a fresh registry, to read what a History or Subscriber counted.
+func metered() *prometheus.Registry { return prometheus.NewRegistry() }
 
 // recorder is a Broadcaster that keeps what it is given.
 type recorder struct {

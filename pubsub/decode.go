@@ -21,6 +21,9 @@ const (
 	dropReserved    = "reserved_type" // a stored reset or auth-expired: only the hub sends those, and never with an id
 )
 
+// dropReasons lists every drop reason, so each series exists from the start.
+var dropReasons = []string{dropBadEnvelope, dropBadType, dropInvalidJSON, dropTooLarge, dropBadEntry}
+
 // checkData applies the publisher's rules to data that arrived another way.
 func checkData(data []byte, max int) string {
 	if len(data) > max {

@@ -21,8 +21,7 @@ type HistoryConfig struct {
 	MaxReads      int // history reads running at once; more wait (default 8)
 	MaxSnapshot   int // a snapshot holds at most about this many bytes of state (default 8 MiB)
 	Logger        zerolog.Logger
-	HubMetrics    *hub.Metrics // counts dropped events; nil means unregistered
-	Registerer    prometheus.Registerer
+	Registerer    prometheus.Registerer // hub_events_dropped_total is registered here; nil: counted, not exposed
 }
 
 // History reads topics' stored events, ends and listings from Redis (XRANGE, XREVRANGE, SCAN). It is not a
@@ -32,7 +31,7 @@ type History struct {
 	keys Keys
 	max  int
 	log  zerolog.Logger
-	hm   *hub.Metrics
+	m    dropMetrics
 	pg   *pager
 	// maxSnapshot bounds a snapshot's state; snapsCut counts those it cut short.
 	maxSnapshot int
@@ -65,9 +64,6 @@ func NewHistory(rdb redis.UniversalClient, cfg HistoryConfig) *History {
 	if cfg.MaxSnapshot <= 0 {
 		cfg.MaxSnapshot = DefaultMaxSnapshotBytes
 	}
-	if cfg.HubMetrics == nil {
-		cfg.HubMetrics = hub.NewMetrics(nil)
-	}
 	cut := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "hub_redis_snapshots_truncated_total",
 		Help: "Snapshots cut short at limits.max_snapshot_bytes: the answer holds part of the topic's state, marked truncated.",
@@ -76,7 +72,7 @@ func NewHistory(rdb redis.UniversalClient, cfg HistoryConfig) *History {
 		cfg.Registerer.MustRegister(cut)
 	}
 	log := cfg.Logger.Sample(&zerolog.BurstSampler{Burst: 5, Period: time.Second})
-	return &History{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, hm: cfg.HubMetrics,
+	return &History{rdb: rdb, keys: Keys{Prefix: cfg.Prefix}, max: cfg.MaxEventBytes, log: log, m: newDropMetrics(cfg.Registerer),
 		pg: newPager(cfg.MaxPageBytes, cfg.MaxEventBytes, cfg.MaxReads, cfg.Registerer), maxSnapshot: cfg.MaxSnapshot, snapsCut: cut}
 }
 
@@ -191,6 +187,6 @@ func (s *History) newestOf(ctx context.Context, topic string) (hub.ID, error) {
 }
 
 func (s *History) drop(topic, id, reason string) {
-	s.hm.Drop(reason)
+	s.m.dropped.WithLabelValues(reason).Inc()
 	s.log.Warn().Str("topic", topic).Str("id", id).Str("reason", reason).Msg("dropped event: " + describeDrop(reason))
 }

@@ -25,8 +25,8 @@ func idsOf(evs []*hub.Event) []string {
 func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
-		hm, reg := metered()
-		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxEventBytes: 64, HubMetrics: hm})
+		reg := metered()
+		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxEventBytes: 64, Registerer: reg})
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		bID := b.publish(t, "t", "", `{"n":"b"}`)
 		b.xadd(t, "t", "p", bID, "t", "BAD", "d", `{}`)
@@ -238,8 +238,8 @@ func TestStoreTopicsIsBoundedOnALargeKeyspace(t *testing.T) {
 func TestStoreSnapshot(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
-		hm, reg := metered()
-		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, HubMetrics: hm})
+		reg := metered()
+		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, Registerer: reg})
 		empty, err := st.Snapshot(ctx, "t")
 		if err != nil || empty.Cursor != "0-0" || len(empty.Workflows) != 0 || len(empty.Locks) != 0 || empty.Topic != "t" {
 			t.Fatalf("Snapshot of a topic without events = %+v, %v; want cursor 0-0 and nothing else", empty, err)

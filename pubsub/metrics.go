@@ -63,6 +63,9 @@ type PublishMetrics struct {
 	total   *prometheus.CounterVec
 	retried *prometheus.CounterVec
 	waited  prometheus.Histogram
+	// duration times the publish script's round trips, from the first attempt to the answer; a refused event
+	// never reaches Redis and is not timed.
+	duration *prometheus.HistogramVec
 }
 
 // NewPublishMetrics registers the publish metrics with reg; a nil reg keeps them unregistered.
@@ -78,7 +81,14 @@ func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
 			Name: "hub_publish_retry_seconds", Help: "How long a retried publish took from its first attempt to its answer.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2, 3, 5, 10},
 		}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "hub_publish_duration_seconds",
+			Help:    "Time the publish script takes, from the call to Redis' answer (retries included), by outcome (ok, error).",
+			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 14), // 250µs .. ~2s
+		}, []string{"outcome"}),
 	}
+	m.duration.WithLabelValues("ok")
+	m.duration.WithLabelValues("error")
 	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeInvalid, outcomeTooLarge, outcomeFailed} {
 		m.total.WithLabelValues(o)
 	}
@@ -86,7 +96,25 @@ func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
 		m.retried.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.total, m.retried, m.waited)
+		reg.MustRegister(m.total, m.retried, m.waited, m.duration)
+	}
+	return m
+}
+
+// dropMetrics counts events refused where they are decoded: the Store reads every stream entry and, through the
+// Subscriber, every live message.
+type dropMetrics struct{ dropped *prometheus.CounterVec }
+
+func newDropMetrics(reg prometheus.Registerer) dropMetrics {
+	m := dropMetrics{dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hub_events_dropped_total",
+		Help: "Events refused before reaching any client, by reason (bad_envelope, bad_type, invalid_json, too_large, bad_entry).",
+	}, []string{"reason"})}
+	for _, r := range dropReasons {
+		m.dropped.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(m.dropped)
 	}
 	return m
 }
@@ -108,6 +136,15 @@ func publishOutcome(res Result, err error) string {
 
 func (m *PublishMetrics) done(res Result, err error) {
 	m.total.WithLabelValues(publishOutcome(res, err)).Inc()
+}
+
+// took times a publish that reached Redis.
+func (m *PublishMetrics) took(d time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.duration.WithLabelValues(outcome).Observe(d.Seconds())
 }
 
 func (m *PublishMetrics) retriedFor(d time.Duration, res Result, err error) {

@@ -28,9 +28,9 @@ func bigTopic(t *testing.T, b *backend, topic string, n, size int) []string {
 func TestReplayPagesBoundedInBytes(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
-		hm, reg := metered()
+		reg := metered()
 		const pageBytes = 64 << 10
-		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxPageBytes: pageBytes, HubMetrics: hm, Registerer: reg})
+		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxPageBytes: pageBytes, Registerer: reg})
 		ids := bigTopic(t, b, "t", 40, 16<<10)
 		var got []string
 		after := hub.ID{}
@@ -86,8 +86,8 @@ func TestTailBoundedInBytes(t *testing.T) {
 func TestStoreReadsCapped(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
-		hm, reg := metered()
-		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxReads: 1, HubMetrics: hm, Registerer: reg})
+		reg := metered()
+		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxReads: 1, Registerer: reg})
 		id := b.publish(t, "t", "", `{"n":1}`)
 		if !st.pg.slots.TryAcquire(1) {
 			t.Fatal("the one read slot is taken before any read")

@@ -147,6 +147,7 @@ func (p *Publisher) finish(topic string, res Result, started time.Time, err erro
 		res.ID, res.Duplicate = "", false
 	}
 	p.m.done(res, err)
+	p.m.took(p.now().Sub(started), err)
 	if res.Retries > 0 {
 		p.m.retriedFor(p.now().Sub(started), res, err)
 	}

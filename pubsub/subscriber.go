@@ -31,7 +31,6 @@ type SubscriberConfig struct {
 	Sharded       bool          // SSUBSCRIBE (Redis 7): each topic's channel is served by its slot's master only; publishers must SPUBLISH
 	Logger        zerolog.Logger
 	Registerer    prometheus.Registerer
-	HubMetrics    *hub.Metrics
 }
 
 // DefaultTailCheck is SubscriberConfig.TailCheck's default.
@@ -119,7 +118,7 @@ const (
 func NewSubscriber(rdb redis.UniversalClient, cfg SubscriberConfig) *Subscriber {
 	cfg = cfg.withDefaults()
 	store := NewHistory(rdb, HistoryConfig{Prefix: cfg.Prefix, MaxEventBytes: cfg.MaxEventBytes, MaxPageBytes: cfg.MaxPageBytes,
-		MaxReads: cfg.MaxReads, MaxSnapshot: cfg.MaxSnapshot, Logger: cfg.Logger, HubMetrics: cfg.HubMetrics, Registerer: cfg.Registerer})
+		MaxReads: cfg.MaxReads, MaxSnapshot: cfg.MaxSnapshot, Logger: cfg.Logger, Registerer: cfg.Registerer})
 	return &Subscriber{
 		History:  store,
 		rdb:      rdb,

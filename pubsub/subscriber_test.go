@@ -26,8 +26,8 @@ type running struct {
 // startSubscriber runs a Subscriber on b until the test ends, feeding a recorder.
 func startSubscriber(t *testing.T, b *backend, cfg SubscriberConfig) *running {
 	t.Helper()
-	hm, reg := metered()
-	cfg.Prefix, cfg.HubMetrics, cfg.Registerer = b.prefix, hm, reg
+	reg := metered()
+	cfg.Prefix, cfg.Registerer = b.prefix, reg
 	if cfg.MaxEventBytes == 0 {
 		cfg.MaxEventBytes = 1024
 	}

@@ -53,7 +53,7 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 		t.Fatalf("NewSecurity: %v", err)
 	}
 	sub := pubsub.NewSubscriber(e.RDB, pubsub.SubscriberConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes,
-		Logger: log, Registerer: reg, HubMetrics: hm})
+		Logger: log, Registerer: reg})
 	h := hub.New(sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
 	pub := pubsub.NewPublisher(e.RDB, pubsub.PublisherConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes})
 	e.Pub = pub

@@ -1,0 +1,68 @@
+package pubsub
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Every drop reason and both publish outcomes are series from the start, at zero, so a dashboard shows 0 rather
+// than "No data" on a fresh hub; a publish is then timed under its outcome.
+func TestMetricsExistFromStartAndPublishIsTimed(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		reg := prometheus.NewRegistry()
+		NewSubscriber(b.rdb, SubscriberConfig{Prefix: b.prefix, Registerer: reg})
+		pub := b.publisher(PublisherConfig{Metrics: NewPublishMetrics(reg)})
+		if n, err := seriesCount(reg, "hub_events_dropped_total"); err != nil || n != len(dropReasons) {
+			t.Errorf("hub_events_dropped_total on a fresh registry: %d series, %v; want %d (one per reason)", n, err, len(dropReasons))
+		}
+		if n, err := seriesCount(reg, "hub_publish_duration_seconds"); err != nil || n != 2 {
+			t.Errorf("hub_publish_duration_seconds on a fresh registry: %d series, %v; want 2 (ok, error)", n, err)
+		}
+		if _, err := pub.Publish(ctxFor(t), "m", "", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pub.Publish(ctxFor(t), "m", "", []byte(`not json`)); err == nil {
+			t.Fatal("Publish(not json) = nil, want an error")
+		}
+		b.rdb.Close() // every later round trip fails
+		if _, err := pub.Publish(ctxFor(t), "m", "", []byte(`{}`)); err == nil {
+			t.Fatal("Publish on a closed client = nil, want an error")
+		}
+		if ok, failed := observed(t, reg, "ok"), observed(t, reg, "error"); ok != 1 || failed != 1 {
+			t.Errorf("hub_publish_duration_seconds counts: ok %d, error %d; want 1 and 1 (the invalid event is not timed)", ok, failed)
+		}
+	})
+}
+
+func observed(t *testing.T, reg *prometheus.Registry, outcome string) uint64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "hub_publish_duration_seconds" {
+			continue
+		}
+		for _, m := range f.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == "outcome" && l.GetValue() == outcome {
+					return m.Histogram.GetSampleCount()
+				}
+			}
+		}
+	}
+	t.Fatalf("no hub_publish_duration_seconds{outcome=%q}", outcome)
+	return 0
+}
+
+func seriesCount(reg *prometheus.Registry, name string) (int, error) {
+	fams, err := reg.Gather()
+	for _, f := range fams {
+		if f.GetName() == name {
+			return len(f.Metric), err
+		}
+	}
+	return 0, err
+}
