@@ -65,7 +65,7 @@ func TestGuardPassesScriptErrors(t *testing.T) {
 func TestMetricsCountTransitions(t *testing.T) {
 	c, o := setup(t)
 	reg := prometheus.NewRegistry()
-	m := lease.NewMetrics(reg)
+	m := lease.NewMetrics(reg, "agent7")
 	o.Metrics = m
 	l := newLocker(t, c, o)
 	ctx := context.Background()
@@ -82,11 +82,11 @@ func TestMetricsCountTransitions(t *testing.T) {
 		metric, outcome string
 		n               float64
 	}{
-		{"hub_lease_acquire_total", "acquired", 1},
-		{"hub_lease_acquire_total", "held", 1},
-		{"hub_lease_release_total", "released", 1},
-		{"hub_lease_fence_total", "admitted", 1},
-		{"hub_lease_fence_total", "stale", 1},
+		{"agent7_lease_acquire_total", "acquired", 1},
+		{"agent7_lease_acquire_total", "held", 1},
+		{"agent7_lease_release_total", "released", 1},
+		{"agent7_lease_fence_total", "admitted", 1},
+		{"agent7_lease_fence_total", "stale", 1},
 	} {
 		if got, ok := testutil.MetricValue(testutil.Gather(t, reg), want.metric, "outcome="+want.outcome); !ok || got != want.n {
 			t.Errorf("%s{outcome=%q} = %v, want %v", want.metric, want.outcome, got, want.n)
@@ -95,12 +95,12 @@ func TestMetricsCountTransitions(t *testing.T) {
 	mfs, _ := reg.Gather()
 	var observed uint64
 	for _, mf := range mfs {
-		if mf.GetName() == "hub_lease_release_seconds" {
+		if mf.GetName() == "agent7_lease_release_duration_seconds" {
 			observed = mf.GetMetric()[0].GetHistogram().GetSampleCount()
 		}
 	}
 	if observed != 1 {
-		t.Errorf("hub_lease_release_seconds count = %d, want 1", observed)
+		t.Errorf("agent7_lease_release_duration_seconds count = %d, want 1", observed)
 	}
 }
 

@@ -146,11 +146,11 @@ func (ls *Lease) end(cause error, state string) bool {
 	m.held.Dec()
 	if errors.Is(cause, ErrLost) || errors.Is(cause, ErrExpired) {
 		close(ls.lost)
-		outcome := outcomeLost
+		reason := reasonTaken
 		if errors.Is(cause, ErrExpired) {
-			outcome = outcomeExpired
+			reason = outcomeExpired
 		}
-		m.lost.WithLabelValues(outcome).Inc()
+		m.lost.WithLabelValues(reason).Inc()
 		ls.locker.log.Warn().Str("key", ls.key).Int64("fence", ls.fence).Str("state", state).
 			Msg("lease ended before its release")
 	}

@@ -96,7 +96,7 @@ func (o Options) withDefaults() Options {
 	}
 	o.RetryMax = max(o.RetryMax, o.RetryMin)
 	if o.Metrics == nil {
-		o.Metrics = NewMetrics(nil)
+		o.Metrics = NewMetrics(nil, "")
 	}
 	return o
 }

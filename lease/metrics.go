@@ -3,7 +3,8 @@ package lease
 import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics counts lease transitions. One Metrics is shared by every Locker of a process, because a Registerer accepts
-// each metric name once.
+// each metric name once. The series are named <namespace>_lease_<name>: the namespace is the process's own (the hub's
+// demo agents use "hub"; an agent uses its name), since a lease is taken by an agent, not by the hub.
 type Metrics struct {
 	acquire  *prometheus.CounterVec
 	renew    *prometheus.CounterVec
@@ -29,28 +30,30 @@ const (
 	outcomePublished = "published"
 	outcomeFailed    = "failed"
 	outcomeDropped   = "dropped"
+	reasonTaken      = "taken" // lost_total: another holder has the key
 )
 
-// NewMetrics creates the lease metrics and registers them with reg. A nil reg gives working metrics that nobody
-// scrapes, which is what a Locker uses when Options.Metrics is nil, so the code never checks for nil.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
-	counter := func(name, help string) *prometheus.CounterVec {
+// NewMetrics creates the lease metrics, named <namespace>_lease_... ("lease_..." for an empty namespace), and
+// registers them with reg. A nil reg gives working metrics that nobody scrapes, which is what a Locker uses when
+// Options.Metrics is nil, so the code never checks for nil.
+func NewMetrics(reg prometheus.Registerer, namespace string) *Metrics {
+	counter := func(name, label, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "hub", Subsystem: "lease", Name: name + "_total", Help: help,
-		}, []string{"outcome"})
+			Namespace: namespace, Subsystem: "lease", Name: name + "_total", Help: help,
+		}, []string{label})
 	}
 	m := &Metrics{
-		acquire:  counter("acquire", "Acquisition attempts by outcome (acquired, held by another, error)."),
-		renew:    counter("renew", "Watchdog renewals by outcome (renewed, lost, error)."),
-		release:  counter("release", "Releases by outcome (released, expired before release, error)."),
-		lost:     counter("lost", "Leases that ended without a release, by outcome (lost to another holder, expired)."),
-		fence:    counter("fence", "Fenced operations by outcome (admitted, stale token rejected, error)."),
-		announce: counter("announce", "Lock events by outcome (published, failed, dropped because the queue was full)."),
+		acquire:  counter("acquire", "outcome", "Acquisition attempts by outcome (acquired, held by another, error)."),
+		renew:    counter("renew", "outcome", "Watchdog renewals by outcome (renewed, lost, error)."),
+		release:  counter("release", "outcome", "Releases by outcome (released, expired before release, error)."),
+		lost:     counter("lost", "reason", "Leases that ended without a release, by reason (taken by another holder, expired)."),
+		fence:    counter("fence", "outcome", "Fenced operations by outcome (admitted, stale token rejected, error)."),
+		announce: counter("announce", "outcome", "Lock events by outcome (published, failed, dropped because the queue was full)."),
 		held: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "hub", Subsystem: "lease", Name: "held", Help: "Leases currently held by this process.",
+			Namespace: namespace, Subsystem: "lease", Name: "held", Help: "Leases currently held by this process.",
 		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "hub", Subsystem: "lease", Name: "release_seconds",
+			Namespace: namespace, Subsystem: "lease", Name: "release_duration_seconds",
 			Help:    "Time Release takes: stopping the watchdog and the compare-and-delete.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 14), // 100µs .. ~0.8s
 		}),
@@ -65,8 +68,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, o := range []string{outcomeReleased, outcomeExpired, outcomeError} {
 		m.release.WithLabelValues(o)
 	}
-	for _, o := range []string{outcomeLost, outcomeExpired} {
-		m.lost.WithLabelValues(o)
+	for _, r := range []string{reasonTaken, outcomeExpired} {
+		m.lost.WithLabelValues(r)
 	}
 	for _, o := range []string{outcomeAdmitted, outcomeStale, outcomeError} {
 		m.fence.WithLabelValues(o)

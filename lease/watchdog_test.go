@@ -23,7 +23,7 @@ func TestWatchdogStopsOnRelease(t *testing.T) {
 	_ = c.Ping(context.Background()).Err() // open the pool's connection before taking the goroutine baseline
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	reg := prometheus.NewRegistry()
-	o.Metrics = lease.NewMetrics(reg)
+	o.Metrics = lease.NewMetrics(reg, "hub")
 	l := lease.New(c, o)
 	defer l.Close()
 	ls, err := l.Acquire(context.Background(), "k")
@@ -77,7 +77,8 @@ func TestWatchdogNoticesTakenKey(t *testing.T) {
 	rec := &recorder{}
 	// The watchdog notices at its next renewal, a third of the TTL; a TTL of 3 s leaves two seconds for a loaded
 	// machine, and a watchdog that never notices still fails.
-	o.TTL, o.Announcer = 3*time.Second, rec
+	reg := prometheus.NewRegistry()
+	o.TTL, o.Announcer, o.Metrics = 3*time.Second, rec, lease.NewMetrics(reg, "hub")
 	l := newLocker(t, c, o)
 	ctx := context.Background()
 	ls, err := l.Acquire(ctx, "k")
@@ -98,6 +99,13 @@ func TestWatchdogNoticesTakenKey(t *testing.T) {
 	}
 	if err := ls.Release(ctx); !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("Release = %v, want ErrLost", err)
+	}
+	fams := testutil.Gather(t, reg)
+	if taken, _ := testutil.MetricValue(fams, "hub_lease_lost_total", "reason=taken"); taken != 1 {
+		t.Errorf("hub_lease_lost_total{reason=taken} = %v, want 1", taken)
+	}
+	if expired, ok := testutil.MetricValue(fams, "hub_lease_lost_total", "reason=expired"); !ok || expired != 0 {
+		t.Errorf("hub_lease_lost_total{reason=expired} = %v (present %v), want 0 from the start", expired, ok)
 	}
 	if v, _ := c.Get(ctx, o.Prefix+"{k}").Result(); v != "someone-else" {
 		t.Fatalf("key after the lost lease's Release = %q, want the other holder's token kept", v)
@@ -166,7 +174,7 @@ func TestSlowAnnouncerNeverDelaysTheLease(t *testing.T) {
 	// An AnnounceTimeout of 300 ms: waiting on the announcer would cost 3 s over the ten announcements below and
 	// about 900 ms at Close (two queued, one in flight), far from the budgets, which leave room for a loaded machine.
 	o.Announcer, o.AnnounceTimeout, o.AnnounceQueue = slowAnnouncer{}, 300*time.Millisecond, 2
-	m := lease.NewMetrics(nil)
+	m := lease.NewMetrics(nil, "")
 	o.Metrics = m
 	l := lease.New(c, o)
 	ctx := context.Background()

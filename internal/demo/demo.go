@@ -35,7 +35,7 @@ var demoJobs = []struct {
 // workflow at a time through its steps, under a lease on its project (so two agents never work on one project at
 // once, and the console's lock panel shows who holds what), and now and then one fails.
 func Run(ctx context.Context, pub *pubsub.Publisher, rdb redis.UniversalClient, reg prometheus.Registerer, log zerolog.Logger) {
-	metrics := lease.NewMetrics(reg)
+	metrics := lease.NewMetrics(reg, "hub")
 	var wg sync.WaitGroup
 	for i := range 4 {
 		agent := fmt.Sprintf("agent-%d", i+1)
