@@ -146,7 +146,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 		MaxPageBytes: cfg.Limits.MaxPageBytes, MaxReads: cfg.Limits.MaxStoreReads, MaxSnapshot: cfg.Limits.MaxSnapshotBytes,
 		Logger: log, Registerer: p.reg, Sharded: cfg.Redis.ShardedPubSub,
 	})
-	p.hub = hub.New(p.sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
+	p.hub = hub.New(p.sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm, Logger: log})
 	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
 	p.events = sse.New(p.hub, sse.Config{
 		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,

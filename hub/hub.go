@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rs/zerolog"
 )
 
 // ErrClosed is returned by Subscribe after Close.
@@ -48,6 +50,8 @@ type Config struct {
 	ReplayPage int
 	// Metrics records the hub's figures; nil means unregistered metrics.
 	Metrics *Metrics
+	// Logger gets the hub's decisions at debug level: replay ranges, resets, evictions. The zero value logs nothing.
+	Logger zerolog.Logger
 }
 
 func (c Config) withDefaults() Config {

@@ -19,6 +19,7 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 	}
 	p := &s.pos[i]
 	topic := s.topics[i]
+	after := p.last
 	for {
 		var page []*Event
 		var more bool
@@ -42,6 +43,7 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 			if page[0].Prev.IsZero() {
 				reason = ResetLost
 			}
+			s.hub.cfg.Logger.Debug().Str("topic", topic).Str("after", p.last.String()).Str("reason", reason).Msg("replay: reset")
 			if err := sink.Deliver([]*Event{NewReset(topic, reason, page[0].ID)}); err != nil {
 				return err
 			}
@@ -56,6 +58,8 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 		}
 	}
 	s.observeReplay(replayed, started)
+	s.hub.cfg.Logger.Debug().Str("topic", topic).Str("after", after.String()).Str("to", p.last.String()).Int("events", replayed).
+		Dur("took", time.Since(started)).Msg("replay")
 	return nil
 }
 
@@ -113,6 +117,8 @@ func (s *Subscription) startFresh(ctx context.Context, i, n int, sink Sink) (int
 	if more {
 		return len(tail), true, deliverBatches(sink, tail)
 	}
+	s.hub.cfg.Logger.Debug().Str("topic", s.topics[i]).Str("from", tail[0].IDText).Str("to", p.last.String()).
+		Int("events", len(tail)).Msg("replay: history")
 	s.hub.cfg.Metrics.received[SourceReplay].Add(float64(len(tail)))
 	s.hub.cfg.Metrics.replayEvents.Observe(float64(len(tail)))
 	return len(tail), false, deliverBatches(sink, tail)
@@ -136,6 +142,8 @@ func (s *Subscription) checkNewest(ctx context.Context, i int, sink Sink) error 
 	if !newest.Less(p.last) {
 		return nil
 	}
+	s.hub.cfg.Logger.Debug().Str("topic", s.topics[i]).Str("after", p.last.String()).Str("newest", newest.String()).
+		Str("reason", ResetLost).Msg("replay: reset")
 	p.last = newest
 	return sink.Deliver([]*Event{NewReset(s.topics[i], ResetLost, ID{})})
 }
@@ -151,6 +159,8 @@ func (s *Subscription) skipToEnd(ctx context.Context, i int, sink Sink) error {
 	}); err != nil {
 		return err
 	}
+	s.hub.cfg.Logger.Debug().Str("topic", s.topics[i]).Str("after", p.last.String()).Str("newest", newest.String()).
+		Str("reason", ResetReplayLimit).Msg("replay: reset")
 	if p.last.Less(newest) {
 		p.last = newest
 	}

@@ -101,6 +101,9 @@ func (s *Subscription) end(r Reason) {
 	s.endOnce.Do(func() {
 		s.state.Store(stateEnded)
 		s.reason.Store(&r)
+		if r == ReasonSlow {
+			s.hub.cfg.Logger.Debug().Strs("topics", s.topics).Int("buffer", s.q.limit).Msg("subscription evicted: queue full")
+		}
 		close(s.done)
 		s.wake()
 		s.hub.remove(s)

@@ -129,6 +129,7 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 		b.Broadcast(ev)
 		f.last = ev.ID
 	default:
+		s.log.Debug().Str("topic", f.topic).Str("delivered", f.last.String()).Str("prev", ev.Prev.String()).Msg("gap: envelope does not follow")
 		s.m.gaps.Inc()
 		f.repair = true
 		s.repairFeed(ctx, b, f)
@@ -156,8 +157,10 @@ func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[stri
 func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 	const page = 1000
 	for {
-		evs, examined, more, err := s.readRaw(ctx, f.topic, f.last, page, hub.SourceRepair)
+		from := f.last
+		evs, examined, more, err := s.readRaw(ctx, f.topic, from, page, hub.SourceRepair)
 		if err != nil {
+			s.log.Debug().Err(err).Str("topic", f.topic).Str("after", from.String()).Msg("repair read failed; retrying")
 			return // f.repair stays set: catchUp tries again
 		}
 		if len(evs) > 0 && evs[0].Prev != f.last {
@@ -165,8 +168,11 @@ func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 			if evs[0].Prev.IsZero() {
 				reason = hub.ResetLost
 			}
+			s.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("reason", reason).Msg("repair: stream does not continue; reset")
 			b.Broadcast(hub.NewReset(f.topic, reason, evs[0].ID))
 		}
+		s.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("to", examined.String()).Int("events", len(evs)).
+			Msg("repair")
 		for _, ev := range evs {
 			b.Broadcast(ev)
 		}
@@ -199,6 +205,7 @@ func (s *Subscriber) tailCheck(ctx context.Context, active map[string]*feed) {
 	for f, c := range cmds {
 		if m := c.Val(); len(m) == 1 {
 			if id, err := hub.ParseID(m[0].ID); err == nil && f.last.Less(id) {
+				s.log.Debug().Str("topic", f.topic).Str("delivered", f.last.String()).Str("stream_end", id.String()).Msg("tail check: gap")
 				s.m.gaps.Inc()
 				f.repair = true
 			}
