@@ -34,6 +34,7 @@ type Config struct {
 	// NoDetach keeps every stream with net/http, one goroutine each: the raw HTTP/1.1 engine (stream_raw.go) off.
 	NoDetach bool
 	Logger   zerolog.Logger
+	LogLimit int // stream opened/closed lines a second at info; beyond it at debug, with a count (default 50)
 	Metrics  *Metrics
 	// Admit, when set, is asked first about every request: an error refuses it (with 503, see Authorize for how an
 	// error chooses its answer); a release it returns (nil: none) is called once, when the stream ends or the request
@@ -42,7 +43,9 @@ type Config struct {
 	Admit func(w http.ResponseWriter, r *http.Request) (release func(), err error)
 	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end); the stream ends
 	// with an auth-expired event then. An error that has a Status() int method is answered with that status, any
-	// other with 403; one with a SetHeaders(http.Header) method sets the answer's headers too.
+	// other with 403; one with a SetHeaders(http.Header) method sets the answer's headers too. Admit's and
+	// Authorize's refusals are theirs to count and log: hub_sse_requests_rejected_total counts only the handler's
+	// own (a bad request, a hub shutting down), so each refusal is counted once.
 	Authorize func(r *http.Request, topics []string) (until time.Time, err error)
 }
 
@@ -68,6 +71,9 @@ func (c Config) withDefaults() Config {
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
+	if c.LogLimit <= 0 {
+		c.LogLimit = 50
+	}
 	return c
 }
 
@@ -77,12 +83,14 @@ func (c Config) withDefaults() Config {
 type Handler struct {
 	hub *hub.Hub
 	cfg Config
+	log *streamLog
 	engine
 }
 
 // New returns the /events handler for h.
 func New(h *hub.Hub, cfg Config) *Handler {
-	return &Handler{hub: h, cfg: cfg.withDefaults(), engine: newEngine()}
+	cfg = cfg.withDefaults()
+	return &Handler{hub: h, cfg: cfg, log: &streamLog{limit: cfg.LogLimit}, engine: newEngine()}
 }
 
 // request is a validated /events request.
@@ -99,7 +107,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, until, status, err := h.authorize(r)
 	if err != nil {
-		release() // before the answer: a client that has it may at once count on what was released
+		release()       // before the answer: a client that has it may at once count on what was released
+		if req == nil { // a bad request, the handler's own refusal; Admit's and Authorize's are counted by their owner
+			h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
+		}
 		h.refuse(w, status, err)
 		return
 	}
@@ -175,7 +186,6 @@ func (h *Handler) refuse(w http.ResponseWriter, status int, err error) {
 	if errors.As(err, &sh) {
 		sh.SetHeaders(w.Header())
 	}
-	h.cfg.Metrics.rejected.WithLabelValues(strconv.Itoa(status)).Inc()
 	writeError(w, status, err.Error())
 }
 
@@ -193,15 +203,16 @@ func (h *Handler) opened(r *http.Request, req *request, raw bool) *streamInfo {
 	if raw {
 		engine = "raw"
 	}
-	h.cfg.Logger.Info().Str("remote", r.RemoteAddr).Strs("topics", req.topics).Bool("resume", resuming(req.from)).
+	now := time.Now()
+	h.log.event(h.cfg.Logger, now).Str("remote", r.RemoteAddr).Strs("topics", req.topics).Bool("resume", resuming(req.from)).
 		Str("engine", engine).Msg("stream opened")
-	return &streamInfo{remote: r.RemoteAddr, topics: req.topics, start: time.Now()}
+	return &streamInfo{remote: r.RemoteAddr, topics: req.topics, start: now}
 }
 
 func (h *Handler) closed(info *streamInfo, reason CloseReason, events int64) {
 	h.cfg.Metrics.active.Dec()
 	h.cfg.Metrics.closed.WithLabelValues(string(reason)).Inc()
-	h.cfg.Logger.Info().Str("remote", info.remote).Strs("topics", info.topics).Str("reason", string(reason)).
+	h.log.event(h.cfg.Logger, time.Now()).Str("remote", info.remote).Strs("topics", info.topics).Str("reason", string(reason)).
 		Int64("duration_ms", time.Since(info.start).Milliseconds()).Int64("events", events).Msg("stream closed")
 }
 

@@ -10,8 +10,12 @@ type Metrics struct {
 	rejected   *prometheus.CounterVec
 	heartbeats prometheus.Counter
 	delivered  prometheus.Counter
+	written    prometheus.Counter
 	latency    prometheus.Histogram
 }
+
+// rejectStatuses are the refusals the handler decides itself; Config.Authorize's are counted by the authorizer.
+var rejectStatuses = []string{"400", "405", "503"}
 
 // NewMetrics creates the stream metrics and registers them with reg when it is not nil.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -23,16 +27,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "hub_sse_connections_opened_total", Help: "SSE streams opened.",
 		}),
 		closed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hub_sse_connections_closed_total", Help: "SSE streams closed, by reason (client_gone, slow, shutdown, write_error, token_expired).",
+			Name: "hub_sse_connections_closed_total", Help: "SSE streams closed, by reason (client_gone, slow: evicted for a full buffer, shutdown, write_error, token_expired).",
 		}, []string{"reason"}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hub_sse_requests_rejected_total", Help: "/events requests refused before streaming, by HTTP status.",
+			Name: "hub_sse_requests_rejected_total", Help: "/events requests the stream handler refused before streaming, by HTTP status (400 bad request, 405, 503 shutting down); auth and limit refusals are in hub_http_rejected_total.",
 		}, []string{"status"}),
 		heartbeats: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hub_sse_heartbeats_total", Help: "Heartbeat comments written to silent streams.",
 		}),
 		delivered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "hub_events_delivered_total", Help: "Events written to SSE clients (one per client per event).",
+		}),
+		written: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_sse_written_bytes_total", Help: "Bytes written to SSE streams: frames, heartbeats and, for raw HTTP/1.1 streams, chunk framing.",
 		}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "hub_delivery_latency_seconds",
@@ -43,8 +50,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []CloseReason{CloseClientGone, CloseSlow, CloseShutdown, CloseWriteError, CloseTokenExpired} {
 		m.closed.WithLabelValues(string(r))
 	}
+	for _, s := range rejectStatuses {
+		m.rejected.WithLabelValues(s)
+	}
 	if reg != nil {
-		reg.MustRegister(m.active, m.opened, m.closed, m.rejected, m.heartbeats, m.delivered, m.latency)
+		reg.MustRegister(m.active, m.opened, m.closed, m.rejected, m.heartbeats, m.delivered, m.written, m.latency)
 	}
 	return m
 }

@@ -312,6 +312,7 @@ func (s *stream) flushOut(b []byte, now time.Time) error {
 	if err := s.out.write(b); err != nil {
 		return err
 	}
+	s.h.cfg.Metrics.written.Add(float64(len(b)))
 	s.lastWrite.Store(mono(now))
 	return nil
 }
