@@ -89,7 +89,7 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 			ids = append(ids, h.publish("slow", "progress", fmt.Sprintf(payload, i)))
 		}
 		time.Sleep(20 * time.Millisecond) // pace the publisher like a real agent, so only the stalled client falls behind
-		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_clients_evicted_total", "reason=slow")
+		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_closed_total", "reason=slow")
 		evicted = v == 1
 	}
 	if !evicted {

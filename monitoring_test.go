@@ -143,7 +143,7 @@ func busyHubMetrics(t *testing.T) map[string]bool {
 	if r := ssetest.Open(t, h.URL, ssetest.TopicQuery("bad topic!"), ""); r.Status != http.StatusBadRequest {
 		t.Fatalf("GET /events?topic=bad topic! = %d, want 400", r.Status)
 	}
-	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_events_dropped_total")
+	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_events_dropped_total", "reason=invalid_json")
 	exposed := map[string]bool{}
 	for name := range testutil.Scrape(t, h.URL) {
 		exposed[name] = true

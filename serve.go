@@ -135,7 +135,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hm := hub.NewMetrics(p.reg)
 	registerBuildInfo(p.reg)
-	sec, err := server.NewSecurity(cfg, p.reg)
+	sec, err := server.NewSecurity(cfg, p.reg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// version is stamped by the release build (-ldflags "-X main.version=v1.2.3"); without it the module version or
-// VCS revision recorded by the Go toolchain is used.
-var version string
+// version and revision are stamped by the release build (-ldflags "-X main.version=v1.2.3 -X main.revision=<sha>");
+// without them the module version or VCS revision recorded by the Go toolchain is used.
+var version, revision string
+
+// buildRevision is the commit the binary was built from, "unknown" when neither the build nor the toolchain says.
+func buildRevision() string {
+	if revision != "" {
+		return revision
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
+}
 
 func buildVersion() string {
 	if version != "" {
@@ -43,12 +58,12 @@ func buildVersion() string {
 	return "devel-" + rev
 }
 
-// registerBuildInfo exposes the running build as hub_build_info{version,goversion} 1, so dashboards can tell
+// registerBuildInfo exposes the running build as hub_build_info{version,revision,goversion} 1, so dashboards can tell
 // replicas of different releases apart during a rollout.
 func registerBuildInfo(reg prometheus.Registerer) {
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "hub_build_info", Help: "Always 1; the labels name the running build.",
-	}, []string{"version", "goversion"})
-	g.WithLabelValues(buildVersion(), runtime.Version()).Set(1)
+	}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(buildVersion(), buildRevision(), runtime.Version()).Set(1)
 	reg.MustRegister(g)
 }

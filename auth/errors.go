@@ -20,7 +20,10 @@ var Reasons = []Reason{ReasonNoToken, ReasonBadToken, ReasonExpired, ReasonQuery
 // Error is a refused request. Its message is safe to show the client: it never contains the token.
 type Error struct {
 	Reason Reason
-	msg    string
+	// Subject is the token's sub when its signature was good (an expired token, a claim that failed), for the
+	// refusal's log line; "" otherwise. Never the token itself.
+	Subject string
+	msg     string
 }
 
 func (e *Error) Error() string { return e.msg }

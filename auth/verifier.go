@@ -174,15 +174,23 @@ func (v *Verifier) Verify(raw string) (*Identity, error) {
 	}
 	var c claims
 	if _, err := v.parser.ParseWithClaims(raw, &c, v.keyFor); err != nil {
-		return nil, classify(err)
+		e := classify(err)
+		if errors.Is(err, jwt.ErrTokenInvalidClaims) { // checked only after the signature: the claims are the issuer's
+			e.Subject = c.Subject
+		}
+		return nil, e
 	}
 	// jwt's leeway would also stretch exp; the hub holds exp exact so a stream never outlives its token.
 	exp := c.ExpiresAt.Time
 	if !v.now().Before(exp) {
-		return nil, refuse(ReasonExpired, "token expired at "+exp.UTC().Format(time.RFC3339))
+		e := refuse(ReasonExpired, "token expired at "+exp.UTC().Format(time.RFC3339))
+		e.Subject = c.Subject
+		return nil, e
 	}
 	if err := c.Hub.Validate(); err != nil {
-		return nil, refuse(ReasonBadToken, "invalid token grant: "+err.Error())
+		e := refuse(ReasonBadToken, "invalid token grant: "+err.Error())
+		e.Subject = c.Subject
+		return nil, e
 	}
 	grant, err := v.roles.grant(raw, c.Hub)
 	if err != nil {

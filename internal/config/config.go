@@ -213,6 +213,7 @@ type MetricsConfig struct {
 type LogConfig struct {
 	Level  string `yaml:"level"`
 	Format string `yaml:"format"`
+	Access bool   `yaml:"access"` // a line per request, /events streams aside (they log opened/closed)
 }
 
 // Default is the configuration before any file, variable or flag. Each value a package has a default for is that

@@ -38,12 +38,16 @@ type api struct {
 	// listTruncated counts GET /topics answers cut short, by reason.
 	listTruncated *prometheus.CounterVec
 	sec           *Security
+	obs           *observer
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, duplicate: an idempotency key seen before, invalid, too_large, unavailable).",
 	}, []string{"outcome"})
+	for _, o := range []string{"ok", "duplicate", "invalid", "too_large", "unavailable"} {
+		c.WithLabelValues(o)
+	}
 	reg.MustRegister(c)
 	return c
 }
@@ -89,7 +93,7 @@ func (a *api) publish(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", tooBig.Limit))
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return a.sec.refuse(c.Response().Header(), &limits.Refusal{Code: http.StatusRequestTimeout, Reason: limits.ReasonReadTimeout,
+		return a.sec.refuse(c, &limits.Refusal{Code: http.StatusRequestTimeout, Reason: limits.ReasonReadTimeout,
 			Msg: fmt.Sprintf("request body not received within %v (limits.request_read_timeout)", a.cfg.Limits.RequestReadTimeout)})
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/testutil"
@@ -20,7 +21,7 @@ func TestPublishBodyTimeout(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cfg := config.Default()
 	cfg.Limits.RequestReadTimeout = 200 * time.Millisecond
-	sec, err := NewSecurity(cfg, reg)
+	sec, err := NewSecurity(cfg, reg, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

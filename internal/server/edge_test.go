@@ -48,7 +48,7 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	}
 	reg, log := prometheus.NewRegistry(), zerolog.Nop()
 	hm := hub.NewMetrics(reg)
-	sec, err := NewSecurity(cfg, reg)
+	sec, err := NewSecurity(cfg, reg, log)
 	if err != nil {
 		t.Fatalf("NewSecurity: %v", err)
 	}

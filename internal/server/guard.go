@@ -61,7 +61,7 @@ func (s *Security) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.count(err)
+		s.count(r, nil, err)
 		ref := refusal{err}
 		ref.SetHeaders(w.Header())
 		writeJSONError(w, r, ref.Status(), err.Error())

@@ -33,12 +33,15 @@ type Deps struct {
 }
 
 // New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors. The server that serves
-// it takes the connection-level limits and the read deadline from Security.ServerHooks.
+// it takes the connection-level limits and the read deadline from Security.ServerHooks. It registers the edge's
+// metrics with d.Registry, the configured limits among them.
 func New(d Deps) http.Handler {
+	registerLimits(d.Registry, d.Config.Limits)
 	return d.Security.guard(routes(&api{
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
 		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security,
+		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access),
 	}))
 }
 
@@ -62,7 +65,7 @@ func echoRoutes(a *api) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = jsonErrors
-	e.Pre(sec.crossOrigin)
+	e.Pre(a.obs.middleware, sec.crossOrigin)
 	get := func(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { // HEAD works wherever GET does
 		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
 	}
@@ -80,6 +83,7 @@ func echoRoutes(a *api) *echo.Echo {
 	get("/healthz", a.healthz)
 	get("/readyz", a.readyz)
 	get("/*", echo.WrapHandler(web.Handler()))
+	a.obs.known(e.Routes())
 	return e
 }
 

@@ -26,13 +26,15 @@ type Security struct {
 	proxies  limits.Proxies
 	rejected *prometheus.CounterVec
 	guards   // the connection-level and request-shape limits (guard.go)
+	log      zerolog.Logger // each refusal is logged here at info
 }
 
 // identityKey is where the authenticated identity waits in an echo context.
 const identityKey = "hub.identity"
 
-// NewSecurity builds the auth and limits of cfg and registers hub_http_rejected_total with reg.
-func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error) {
+// NewSecurity builds the auth and limits of cfg and registers hub_http_rejected_total with reg; each refusal is
+// logged to log at info.
+func NewSecurity(cfg config.Config, reg prometheus.Registerer, log zerolog.Logger) (*Security, error) {
 	var errs []error
 	s := &Security{
 		authn: &auth.Authenticator{
@@ -41,6 +43,7 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer) (*Security, error
 		},
 		conns: limits.NewConns(cfg.Limits.MaxConnections, cfg.Limits.MaxConnectionsPerIP),
 		rate:  limits.NewRate(cfg.Limits.PublishRate, cfg.Limits.PublishBurst),
+		log:   log,
 	}
 	if !cfg.Auth.Configured() && !cfg.Auth.AnonymousAllowed() {
 		errs = append(errs, errors.New("auth.anonymous is false but no key is configured, so no client could connect: "+
@@ -90,11 +93,13 @@ func (s *Security) LogMode(log zerolog.Logger, cfg config.Config) {
 		Strs("cors", cfg.CORS.AllowedOrigins).Msg("auth")
 }
 
-// refuse counts err and turns it into the JSON error answer, with the headers that tell a client what to do next.
-func (s *Security) refuse(h http.Header, err error) *echo.HTTPError {
-	s.count(err)
+// refuse counts and logs err and turns it into the JSON error answer, with the headers that tell a client what to
+// do next.
+func (s *Security) refuse(c echo.Context, err error) *echo.HTTPError {
+	id, _ := c.Get(identityKey).(*auth.Identity)
+	s.count(c.Request(), id, err)
 	r := refusal{err}
-	r.SetHeaders(h)
+	r.SetHeaders(c.Response().Header())
 	if r.Status() == http.StatusInternalServerError {
 		return echo.NewHTTPError(http.StatusInternalServerError, "internal error")
 	}
@@ -126,16 +131,26 @@ func (r refusal) SetHeaders(h http.Header) {
 	}
 }
 
-// count adds a refusal to hub_http_rejected_total by its reason.
-func (s *Security) count(err error) {
+// count adds a refusal to hub_http_rejected_total by its reason and logs it at info with the subject when one is
+// known (id's, or an expired token's): never the token, nor the query, which may hold one.
+func (s *Security) count(r *http.Request, id *auth.Identity, err error) {
 	var ae *auth.Error
 	var lr *limits.Refusal
+	reason, subject := "", ""
 	switch {
 	case errors.As(err, &ae):
-		s.rejected.WithLabelValues(string(ae.Reason)).Inc()
+		reason, subject = string(ae.Reason), ae.Subject
 	case errors.As(err, &lr):
-		s.rejected.WithLabelValues(lr.Reason).Inc()
+		reason = lr.Reason
+	default:
+		return
 	}
+	if id != nil && subject == "" {
+		subject = id.Subject
+	}
+	s.rejected.WithLabelValues(reason).Inc()
+	s.log.Info().Str("reason", reason).Str("subject", subject).Str("method", r.Method).Str("path", r.URL.Path).
+		Str("remote", s.proxies.ClientIP(r).String()).Msg("request refused")
 }
 
 // crossOrigin runs before routing, so a preflight is answered whatever the path.
@@ -143,7 +158,7 @@ func (s *Security) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		done, err := s.cors.Check(c.Request(), c.Response().Header())
 		if err != nil {
-			return s.refuse(c.Response().Header(), err)
+			return s.refuse(c, err)
 		}
 		if done {
 			return c.NoContent(http.StatusNoContent)
@@ -157,7 +172,7 @@ func (s *Security) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := s.authn.Authenticate(c.Request())
 		if err != nil {
-			return s.refuse(c.Response().Header(), err)
+			return s.refuse(c, err)
 		}
 		c.Set(identityKey, id)
 		return next(c)
@@ -179,7 +194,7 @@ func (s *Security) authorizeTopic(next echo.HandlerFunc) echo.HandlerFunc {
 		topic := pathTopic(c)
 		if hub.ValidateTopic(topic) == nil {
 			if err := identity(c).Grant.CheckSubscribe([]string{topic}); err != nil {
-				return s.refuse(c.Response().Header(), err)
+				return s.refuse(c, err)
 			}
 		}
 		return next(c)
@@ -194,7 +209,7 @@ func (s *Security) limitPublish(next echo.HandlerFunc) echo.HandlerFunc {
 			key = "ip:" + s.proxies.ClientIP(c.Request()).String()
 		}
 		if err := s.rate.Allow(key); err != nil {
-			return s.refuse(c.Response().Header(), err)
+			return s.refuse(c, err)
 		}
 		return next(c)
 	}
@@ -207,7 +222,7 @@ func (s *Security) checkPublish(c echo.Context, topic string) error {
 		return nil
 	}
 	if err := identity(c).Grant.CheckPublish(topic); err != nil {
-		return s.refuse(c.Response().Header(), err)
+		return s.refuse(c, err)
 	}
 	return nil
 }
@@ -230,17 +245,17 @@ func (s *Security) visibleTopics(c echo.Context, list []pubsub.TopicInfo) []pubs
 // slot at once. While the stream runs, its connection does not count as one without a stream.
 func (s *Security) AdmitStream(w http.ResponseWriter, r *http.Request) (release func(), err error) {
 	if _, err := s.cors.Check(r, w.Header()); err != nil { // a GET is never a preflight
-		s.count(err)
+		s.count(r, nil, err)
 		return nil, err
 	}
 	ip := s.proxies.ClientIP(r)
 	if err := s.connRate.AllowAddr(ip); err != nil {
-		s.count(err)
+		s.count(r, nil, err)
 		return nil, err
 	}
 	slot, err := s.conns.Acquire(ip)
 	if err != nil {
-		s.count(err) // the sse handler answers it: the error carries its status and headers
+		s.count(r, nil, err) // the sse handler answers it: the error carries its status and headers
 		return nil, err
 	}
 	streamEnd := s.peers.Stream(r)
@@ -255,7 +270,7 @@ func (s *Security) AuthorizeStream(r *http.Request, topics []string) (time.Time,
 		err = id.Grant.CheckSubscribe(topics)
 	}
 	if err != nil {
-		s.count(err) // the sse handler answers it: the error carries its status and headers
+		s.count(r, id, err) // the sse handler answers it: the error carries its status and headers
 		return time.Time{}, refusal{err}
 	}
 	return id.Expires, nil

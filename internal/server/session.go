@@ -109,7 +109,7 @@ func (ss *sessions) setCookie(c echo.Context, value string, maxAge int) {
 
 // fail answers a refusal; a 401 also names auth.login_url, where the console sends the operator to sign in.
 func (ss *sessions) fail(c echo.Context, err error) error {
-	he := ss.sec.refuse(c.Response().Header(), err)
+	he := ss.sec.refuse(c, err)
 	if ss.loginURL == "" || he.Code != http.StatusUnauthorized {
 		return he
 	}
