@@ -1,28 +1,29 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
-	"github.com/syncverse/hub/pubsub"
 )
 
-// The alert rules and the dashboard use only metrics a running hub exposes: a renamed metric would otherwise leave
-// an alert that never fires and a panel that stays empty.
+// The alert rules and the dashboard use only metrics a fresh hub already exposes: a renamed metric would otherwise
+// leave an alert that never fires and a panel that stays empty, and a series that only appears with its first event
+// would leave "No data" where a 0 belongs. Every alert waits (for:) and links to its runbook section.
 func TestAlertsAndDashboardUseExistingMetrics(t *testing.T) {
-	exposed := busyHubMetrics(t)
+	h := startHub(t, redistest.Start(t))
+	exposed := map[string]bool{}
+	for name := range testutil.Scrape(t, h.URL) {
+		exposed[name] = true
+	}
 
 	b, err := os.ReadFile("deploy/prometheus-alerts.yml")
 	if err != nil {
@@ -43,6 +44,10 @@ func TestAlertsAndDashboardUseExistingMetrics(t *testing.T) {
 	if err := dec.Decode(&rules); err != nil {
 		t.Fatalf("deploy/prometheus-alerts.yml: %v", err)
 	}
+	runbook, err := os.ReadFile("docs/runbook.md")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var exprs []string
 	alerts := map[string]bool{}
 	for _, g := range rules.Groups {
@@ -51,20 +56,27 @@ func TestAlertsAndDashboardUseExistingMetrics(t *testing.T) {
 			if r.Alert == "" || r.Expr == "" || r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
 				t.Errorf("alert %q: want alert, expr, labels.severity and annotations.summary", r.Alert)
 			}
-			if r.For != "" {
-				if _, err := model.ParseDuration(r.For); err != nil {
-					t.Errorf("alert %s: for %q: %v", r.Alert, r.For, err)
-				}
+			if d, err := model.ParseDuration(r.For); err != nil || d == 0 {
+				t.Errorf("alert %s: for %q (%v); want a duration, so one bad scrape does not page", r.Alert, r.For, err)
+			}
+			const base = "https://github.com/syncverse/hub/blob/main/docs/runbook.md#"
+			anchor, ok := strings.CutPrefix(r.Annotations["runbook_url"], base)
+			if !ok || anchor != strings.ToLower(r.Alert) || !strings.Contains(string(runbook), "\n## "+r.Alert+"\n") {
+				t.Errorf("alert %s: runbook_url %q; want %s%s and a section \"## %s\" in docs/runbook.md",
+					r.Alert, r.Annotations["runbook_url"], base, strings.ToLower(r.Alert), r.Alert)
 			}
 			exprs = append(exprs, r.Expr)
 		}
 	}
-	for _, want := range []string{"HubNotReady", "HubEvictionsRising", "HubGapRepairsRising", "HubDeliveryLatencyHigh"} {
+	for _, want := range []string{"HubDown", "HubAbsent", "HubNotReady", "HubPublishFailing", "HubConnectionsNearLimit",
+		"HubFileDescriptorsNearLimit", "HubEvictionsRising", "HubGapRepairsRising", "HubQueueOverflow", "HubDeliveryLatencyHigh"} {
 		if !alerts[want] {
 			t.Errorf("deploy/prometheus-alerts.yml has no alert %s", want)
 		}
 	}
 	checkMetricNames(t, "deploy/prometheus-alerts.yml", exprs, exposed)
+	promtool(t, "check", "rules", "deploy/prometheus-alerts.yml")
+	promtool(t, "test", "rules", "deploy/prometheus-alerts.test.yml")
 
 	b, err = os.ReadFile("deploy/grafana-dashboard.json")
 	if err != nil {
@@ -84,6 +96,49 @@ func TestAlertsAndDashboardUseExistingMetrics(t *testing.T) {
 		t.Errorf("deploy/grafana-dashboard.json has %d queries, want a panel per concern", len(exprs))
 	}
 	checkMetricNames(t, "deploy/grafana-dashboard.json", exprs, exposed)
+	checkPanelUnits(t, dash)
+}
+
+// checkPanelUnits fails a panel that plots seconds and something else on one axis (events and seconds, as the replay
+// panel once did).
+func checkPanelUnits(t *testing.T, dash any) {
+	t.Helper()
+	panels, _ := dash.(map[string]any)["panels"].([]any)
+	for _, p := range panels {
+		panel, _ := p.(map[string]any)
+		var seconds, other []string
+		collectStrings(panel["targets"], func(key, v string) {
+			if key != "expr" {
+				return
+			}
+			for _, name := range metricName.FindAllString(v, -1) {
+				if strings.Contains(name, "_seconds") {
+					seconds = append(seconds, name)
+				} else {
+					other = append(other, name)
+				}
+			}
+		})
+		if len(seconds) > 0 && len(other) > 0 {
+			t.Errorf("dashboard panel %q plots %v and %v on one axis", panel["title"], seconds, other)
+		}
+	}
+}
+
+// promtool runs Prometheus' promtool with args. Without it the check is skipped, except in CI, which installs it.
+func promtool(t *testing.T, args ...string) {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool not found; CI installs Debian's prometheus package for it")
+		}
+		t.Logf("promtool not found: promtool %s skipped", strings.Join(args, " "))
+		return
+	}
+	if out, err := exec.Command(path, args...).CombinedOutput(); err != nil {
+		t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 var metricName = regexp.MustCompile(`\b(?:hub|go|process)_[a-z0-9_]+\b`)
@@ -122,31 +177,4 @@ func collectStrings(v any, fn func(key, v string)) {
 			collectStrings(c, fn)
 		}
 	}
-}
-
-// busyHubMetrics runs a hub, makes every labelled counter show a series (a stream, a publish over HTTP, an invalid
-// live message, a rejected request) and returns the metric families of a scrape.
-func busyHubMetrics(t *testing.T) map[string]bool {
-	t.Helper()
-	rs := redistest.Start(t)
-	h := startHub(t, rs)
-	s := ssetest.Open(t, h.URL, ssetest.TopicQuery("mon"), "0-0")
-	resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"mon","data":{"workflow":"w"}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	s.NextEvent(5 * time.Second)
-	if err := h.RDB.Publish(context.Background(), pubsub.Keys{Prefix: h.Prefix}.Channel("mon"), "not json").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if r := ssetest.Open(t, h.URL, ssetest.TopicQuery("bad topic!"), ""); r.Status != http.StatusBadRequest {
-		t.Fatalf("GET /events?topic=bad topic! = %d, want 400", r.Status)
-	}
-	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_events_dropped_total", "reason=invalid_json")
-	exposed := map[string]bool{}
-	for name := range testutil.Scrape(t, h.URL) {
-		exposed[name] = true
-	}
-	return exposed
 }
