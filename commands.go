@@ -19,6 +19,7 @@ import (
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/bench"
 	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/dispatch"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -78,6 +79,29 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
 	}
 	fmt.Fprintln(stdout, res.ID)
+	return nil
+}
+
+// demoCommand is `hub demo`: the simulated agents of `serve --demo`, on their own against redis.url, so a hub
+// elsewhere (the compose trial's) shows workflows moving at once.
+func demoCommand(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg, err := config.Load(fs, args, getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.Redis.URL == "" {
+		return errors.New("hub demo: redis.url (HUB_REDIS_URL) is empty; point it at the Redis the hub reads")
+	}
+	log := newLogger(cfg.Log, stderr)
+	rdb, err := pubsub.NewClient(cfg.Redis.URL)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	log.Info().Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Str("topic", demo.Topic).Msg("demo agents publishing")
+	demo.Run(ctx, newPublisher(cfg, rdb, nil), rdb, nil, log)
 	return nil
 }
 

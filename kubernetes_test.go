@@ -29,6 +29,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -156,13 +157,13 @@ func readFile(t *testing.T, p string) []byte {
 }
 
 // loadHubConfig loads a config file with the hub's own loader and the checks serve makes before it listens.
-func loadHubConfig(t *testing.T, file string) Config {
+func loadHubConfig(t *testing.T, file string) config.Config {
 	t.Helper()
-	cfg, err := loadConfig(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"--config", file}, func(string) string { return "" })
+	cfg, err := config.Load(flag.NewFlagSet("serve", flag.ContinueOnError), []string{"--config", file}, func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("%s: the hub's loader refuses it: %v", file, err)
 	}
-	if err := checkExposure(cfg); err != nil {
+	if err := cfg.CheckExposure(); err != nil {
 		t.Errorf("%s: serve would refuse to start: %v", file, err)
 	}
 	if cfg.Redis.URL == "" {
@@ -197,7 +198,7 @@ func TestKubernetesOverlayChangesOnlyRedis(t *testing.T) {
 	if !strings.HasPrefix(cluster.Redis.URL, "redis+cluster://") || !cluster.Redis.ShardedPubSub {
 		t.Errorf("overlay redis = %+v, want a redis+cluster:// URL with sharded_pubsub", cluster.Redis)
 	}
-	base.Redis, cluster.Redis = RedisConfig{}, RedisConfig{}
+	base.Redis, cluster.Redis = config.RedisConfig{}, config.RedisConfig{}
 	if !reflect.DeepEqual(base, cluster) {
 		t.Errorf("the overlay's config differs from the base's beyond redis:\nbase    %+v\noverlay %+v", base, cluster)
 	}
@@ -251,7 +252,7 @@ func checkDeployment(t *testing.T, app *kubeApp) {
 
 // podConfig finds the config file the container's args name, through its volume, to the generated ConfigMap, and
 // checks that every file the config names (keys, certificates) is mounted from a Secret.
-func podConfig(t *testing.T, app *kubeApp, spec corev1.PodSpec, c corev1.Container) (string, Config) {
+func podConfig(t *testing.T, app *kubeApp, spec corev1.PodSpec, c corev1.Container) (string, config.Config) {
 	t.Helper()
 	if len(c.Args) != 3 || c.Args[0] != "serve" || c.Args[1] != "--config" {
 		t.Fatalf("container args %q, want serve --config FILE", c.Args)
@@ -359,7 +360,7 @@ func testPublicKey(t *testing.T) string {
 
 // SIGTERM comes after the preStop sleep; the hub then drains within shutdown_timeout; the kubelet kills at the end of
 // the grace period, which therefore must be longer than both together.
-func checkGrace(t *testing.T, spec corev1.PodSpec, c corev1.Container, cfg Config) {
+func checkGrace(t *testing.T, spec corev1.PodSpec, c corev1.Container, cfg config.Config) {
 	t.Helper()
 	var sleep time.Duration
 	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil {

@@ -69,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, rest, getenv, stdout, stderr, listening)
 	case "publish":
 		return publishCommand(ctx, rest, getenv, stdin, stdout, stderr)
+	case "demo":
+		return demoCommand(ctx, rest, getenv, stderr)
 	case "healthcheck":
 		return healthcheckCommand(ctx, rest, getenv, stdout, stderr)
 	case "version":
@@ -93,6 +95,7 @@ const usage = `hub: the SyncVerse progress hub
 Usage:
   hub [serve] [--config FILE] [--demo] [--listen ADDR]   run the hub (the default command)
   hub publish --topic T [--type progress] [--data JSON]  publish one event through Redis (data from stdin if no --data)
+  hub demo [--config FILE] [--redis-url URL]             run the --demo agents against redis.url, without serving
   hub dispatch-test [flags]                              verify the lease: one workflow per entity (see -h)
   hub healthcheck [--url URL]                            exit 0 when the hub answers /healthz
   hub bench [--scenario NAME]                            load the hub and measure it (scenarios: -h; BENCHMARKS.md)
