@@ -227,6 +227,6 @@ func tokenCommand(_ context.Context, args []string, getenv func(string) string, 
 
 // versionCommand is `hub version`.
 func versionCommand(stdout io.Writer) error {
-	fmt.Fprintf(stdout, "hub %s %s %s/%s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "hub %s %s %s/%s revision %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, buildRevision())
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -51,7 +52,7 @@ func dockerfile(t testing.TB) []string {
 }
 
 // dockerBuildCommand finds the RUN … go build … instruction and returns its environment and go arguments, with
-// ${VERSION} replaced by version.
+// ${VERSION} replaced by version, ${REVISION} by imageRevision and the target platform by this machine's.
 func dockerBuildCommand(t testing.TB, version string) (env, args []string) {
 	t.Helper()
 	for _, ins := range dockerfile(t) {
@@ -59,7 +60,12 @@ func dockerBuildCommand(t testing.TB, version string) (env, args []string) {
 		if !ok || !strings.Contains(cmd, "go build") {
 			continue
 		}
-		words := shellWords(strings.ReplaceAll(cmd, "${VERSION}", version))
+		cmd = strings.NewReplacer("${VERSION}", version, "${REVISION}", imageRevision,
+			"${TARGETOS}", runtime.GOOS, "${TARGETARCH}", runtime.GOARCH).Replace(cmd)
+		words := shellWords(cmd)
+		for strings.HasPrefix(words[0], "--mount=") { // RUN's own flags: the build caches
+			words = words[1:]
+		}
 		for i, w := range words {
 			if w == "go" {
 				return words[:i], words[i+1:]
@@ -129,10 +135,14 @@ func imageBinary(t testing.TB) string {
 	return bin
 }
 
+// imageRevision stands for the commit a release build passes as REVISION.
+const imageRevision = "0123456789abcdef0123456789abcdef01234567"
+
 func TestDockerfileBuildsAStaticStampedBinary(t *testing.T) {
 	env, args := dockerBuildCommand(t, "v0.0.0-imagetest")
 	joined := strings.Join(append(env, args...), " ")
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-X main.version=v0.0.0-imagetest"} {
+	for _, want := range []string{"CGO_ENABLED=0", "GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH, "-trimpath",
+		"-X main.version=v0.0.0-imagetest", "-X main.revision=" + imageRevision} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("Dockerfile build command %q lacks %q", joined, want)
 		}
@@ -149,8 +159,8 @@ func TestDockerfileBuildsAStaticStampedBinary(t *testing.T) {
 		}
 	}
 	out, err := exec.Command(bin, "version").CombinedOutput()
-	if err != nil || !strings.HasPrefix(string(out), "hub v0.0.0-imagetest ") {
-		t.Errorf("hub version = %q, %v; want it to start with %q", out, err, "hub v0.0.0-imagetest ")
+	if err != nil || !strings.HasPrefix(string(out), "hub v0.0.0-imagetest ") || !strings.HasSuffix(string(out), " revision "+imageRevision+"\n") {
+		t.Errorf("hub version = %q, %v; want it to start with %q and end with the revision %s", out, err, "hub v0.0.0-imagetest ", imageRevision)
 	}
 }
 
@@ -158,6 +168,16 @@ func TestDockerfileImageSettings(t *testing.T) {
 	ins := strings.Join(dockerfile(t), "\n")
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^FROM \S*distroless/static\S*:nonroot$`),
+		// The compiler runs natively and cross-compiles for the target; the caches survive between builds.
+		regexp.MustCompile(`(?m)^FROM --platform=\$BUILDPLATFORM golang:\S+ AS build$`),
+		regexp.MustCompile(`(?m)^ARG TARGETOS$`),
+		regexp.MustCompile(`(?m)^ARG TARGETARCH$`),
+		regexp.MustCompile(`(?m)^RUN --mount=type=cache,target=/go/pkg/mod go mod download$`),
+		regexp.MustCompile(`(?m)^RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build `),
+		regexp.MustCompile(`(?m)^LABEL .*org\.opencontainers\.image\.source="https://github\.com/syncverse/hub"`),
+		regexp.MustCompile(`(?m)^LABEL .*org\.opencontainers\.image\.revision="\$\{REVISION\}"`),
+		regexp.MustCompile(`(?m)^LABEL .*org\.opencontainers\.image\.version="\$\{VERSION\}"`),
+		regexp.MustCompile(`(?m)^LABEL .*org\.opencontainers\.image\.licenses="Apache-2\.0"`),
 		regexp.MustCompile(`(?m)^USER nonroot`),
 		regexp.MustCompile(`(?m)^EXPOSE 8080$`),
 		regexp.MustCompile(`(?m)^ENV .*HUB_LISTEN=0\.0\.0\.0:8080`),

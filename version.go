@@ -58,8 +58,8 @@ func buildVersion() string {
 	return "devel-" + rev
 }
 
-// registerBuildInfo exposes the running build as hub_build_info{version,revision,goversion} 1, so dashboards can tell
-// replicas of different releases apart during a rollout.
+// registerBuildInfo exposes the running build as hub_build_info{version,revision,goversion} 1, so dashboards can
+// tell replicas of different releases apart during a rollout.
 func registerBuildInfo(reg prometheus.Registerer) {
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "hub_build_info", Help: "Always 1; the labels name the running build.",
