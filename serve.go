@@ -56,7 +56,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	url := p.scheme + "://" + p.ln.Addr().String()
-	fmt.Fprintf(stdout, "hub listening on %s\n", url)
+	// The bound URL on stdout for a parent that started the hub on :0, as JSON like every other line it writes.
+	fmt.Fprintf(stdout, "{\"message\":\"hub listening\",\"url\":%q}\n", url)
 	log.Info().Str("addr", p.ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
 	listening(url)
 

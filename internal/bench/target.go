@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,7 +109,9 @@ func (t *target) startHub(ctx context.Context, o *options) error {
 	go func() { // ends with the child's stdout; stop waits for the child
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "hub listening on http://"); ok {
+			var l struct{ Message, URL string }
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Message == "hub listening" {
+				a := strings.TrimPrefix(l.URL, "http://")
 				addr <- a
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,7 +19,7 @@ import (
 )
 
 // Hub is one hub process. The binary reads its configuration from HUB_* variables; it prints
-// "hub listening on http://ADDR" on stdout once it listens, which is how the port of --listen 127.0.0.1:0 is learnt.
+// {"message":"hub listening","url":"http://ADDR"} on stdout once it listens, which is how the port of --listen 127.0.0.1:0 is learnt.
 type Hub struct {
 	URL  string // http://127.0.0.1:PORT
 	Addr string
@@ -54,7 +55,9 @@ func StartHub(bin, listen string, env []string, within time.Duration) (*Hub, err
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() { // drains stdout until the process ends, so it never blocks on a full pipe
-			if a, ok := strings.CutPrefix(sc.Text(), "hub listening on http://"); ok {
+			var l struct{ Message, URL string }
+			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Message == "hub listening" {
+				a := strings.TrimPrefix(l.URL, "http://")
 				select {
 				case addr <- a:
 				default:
