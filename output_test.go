@@ -19,9 +19,8 @@ import (
 // never the token.
 func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	rs := redistest.Start(t)
-	const secret = "0123456789abcdef0123456789abcdef"
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
-		"HUB_AUTH_HMAC_SECRET": secret}
+		"HUB_AUTH_HMAC_SECRET": testSecret}
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout, stderr := &syncBuffer{}, &syncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
@@ -35,7 +34,7 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("run() = %v before listening; logs:\n%s", err, stderr)
 	}
-	tok := testutil.SignToken(t, secret, auth.Grant{Subscribe: []string{"mine"}}, time.Minute)
+	tok := signToken(t, auth.Grant{Subscribe: []string{"mine"}}, time.Minute)
 	get := func(path string, hdr http.Header) int {
 		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 		req.Header = hdr

@@ -8,7 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-
 	"github.com/syncverse/hub/internal/testutil"
 )
 
