@@ -16,7 +16,7 @@ import (
 
 // What a log pipeline reads from the container, stdout and stderr alike, is JSON lines only; with log.access on,
 // each non-stream request has its line, and a refusal is logged at info with its reason and the token's subject but
-// never the token.
+// never the token; and a refused /events request is counted once.
 func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	rs := redistest.Start(t)
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
@@ -54,6 +54,17 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	}
 	if s := get("/topics", nil); s != http.StatusUnauthorized {
 		t.Fatalf("GET /topics without a token = %d, want 401", s)
+	}
+	if s := get("/events?topic=mine", nil); s != http.StatusUnauthorized {
+		t.Fatalf("GET /events without a token = %d, want 401", s)
+	}
+	// Each refusal is counted once: the /events one by the edge's reason, not again by the stream handler's status.
+	fams := testutil.ScrapeWith(t, base, tok)
+	if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason=no_token"); v != 2 {
+		t.Errorf("hub_http_rejected_total{reason=no_token} = %v after GET /topics and GET /events without a token, want 2", v)
+	}
+	if v, _ := testutil.MetricValue(fams, "hub_sse_requests_rejected_total"); v != 0 {
+		t.Errorf("hub_sse_requests_rejected_total = %v, want 0: the refusal is the edge's, counted there", v)
 	}
 	cancel()
 	if err := <-done; err != nil {
