@@ -44,7 +44,7 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 			return err, logs.String()
 		case <-time.After(10 * time.Millisecond):
 		}
-		if strings.HasPrefix(out.String(), "hub listening on ") {
+		if listenedURL(out.String()) != "" {
 			cancel()
 			<-done
 			return nil, logs.String()
@@ -102,7 +102,7 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 			defer func() { cancel(); <-done }()
 			var addr string
 			for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				addr, _ = strings.CutPrefix(strings.TrimSpace(out.String()), "hub listening on ")
+				addr = listenedURL(out.String())
 			}
 			if addr == "" {
 				t.Fatalf("the hub did not start with redis.url %s; logs:\n%s", url, logs)
@@ -204,4 +204,13 @@ func TestLogDurationsNameTheirUnit(t *testing.T) {
 			t.Fatalf("no stream closed line within 5s:\n%s", h.logs)
 		}
 	}
+}
+
+// listenedURL is the URL of the hub's stdout line {"message":"hub listening","url":...}, or "" before it.
+func listenedURL(stdout string) string {
+	var l struct{ Message, URL string }
+	if json.Unmarshal([]byte(strings.TrimSpace(stdout)), &l) != nil || l.Message != "hub listening" {
+		return ""
+	}
+	return l.URL
 }

@@ -59,7 +59,7 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 	}
 	s.observeReplay(replayed, started)
 	s.hub.cfg.Logger.Debug().Str("topic", topic).Str("after", after.String()).Str("to", p.last.String()).Int("events", replayed).
-		Dur("took", time.Since(started)).Msg("replay")
+		Dur("took_ms", time.Since(started)).Msg("replay")
 	return nil
 }
 

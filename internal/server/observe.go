@@ -73,7 +73,7 @@ func (o *observer) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		o.duration.WithLabelValues(route).Observe(took.Seconds())
 		if o.access {
 			o.log.Info().Str("method", r.Method).Str("route", route).Str("path", r.URL.Path).Int("status", resp.Status).
-				Int64("bytes", resp.Size).Dur("took", took).Str("remote", r.RemoteAddr).Msg("request")
+				Int64("bytes", resp.Size).Dur("took_ms", took).Str("remote", r.RemoteAddr).Msg("request")
 		}
 		return nil
 	}
