@@ -221,7 +221,9 @@ type keyedLoad struct {
 }
 
 func (l *keyedLoad) run(ctx context.Context, publishers int, every time.Duration) {
+	l.mu.Lock() // acked may already be polling from the test's goroutine
 	l.ids = map[string]string{}
+	l.mu.Unlock()
 	var wg sync.WaitGroup
 	for p := range publishers {
 		wg.Go(func() {
