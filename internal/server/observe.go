@@ -94,6 +94,14 @@ func registerLimits(reg prometheus.Registerer, l config.LimitsConfig) {
 		{"max_replay", "limits.max_replay: events replayed per topic to one request before a reset.", float64(l.MaxReplay)},
 		{"publish_rate", "limits.publish_rate: POST /publish events per second per token or address (0: no limit).", l.PublishRate},
 		{"publish_burst", "limits.publish_burst: POST /publish burst per token or address.", float64(l.PublishBurst)},
+		{"max_nonstream_connections_per_ip", "limits.max_nonstream_connections_per_ip: connections without a stream per client address (0: no limit).", float64(l.MaxNonStreamConnectionsPerIP)},
+		{"connection_rate", "limits.connection_rate: new connections per second per client address (0: no limit).", l.ConnectionRate},
+		{"connection_burst", "limits.connection_burst: new connections per client address at once.", float64(l.ConnectionBurst)},
+		{"request_read_timeout_seconds", "limits.request_read_timeout: time to read a request's headers and body.", l.RequestReadTimeout.Seconds()},
+		{"max_store_reads", "limits.max_store_reads: history reads sent to Redis at once; more wait.", float64(l.MaxStoreReads)},
+		{"max_page_bytes", "limits.max_page_bytes: bytes of one history page.", float64(l.MaxPageBytes)},
+		{"max_snapshot_bytes", "limits.max_snapshot_bytes: bytes of one snapshot answer.", float64(l.MaxSnapshotBytes)},
+		{"max_topics_listed", "limits.max_topics_listed: topics one GET /topics lists.", float64(l.MaxTopicsListed)},
 	} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "hub_limits_" + g.name, Help: g.help},
 			func() float64 { return g.v }))
