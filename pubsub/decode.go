@@ -22,7 +22,7 @@ const (
 )
 
 // dropReasons lists every drop reason, so each series exists from the start.
-var dropReasons = []string{dropBadEnvelope, dropBadType, dropInvalidJSON, dropTooLarge, dropBadEntry}
+var dropReasons = []string{dropBadEnvelope, dropBadType, dropInvalidJSON, dropTooLarge, dropBadEntry, dropReserved}
 
 // checkData applies the publisher's rules to data that arrived another way.
 func checkData(data []byte, max int) string {

@@ -108,7 +108,7 @@ type dropMetrics struct{ dropped *prometheus.CounterVec }
 func newDropMetrics(reg prometheus.Registerer) dropMetrics {
 	m := dropMetrics{dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hub_events_dropped_total",
-		Help: "Events refused before reaching any client, by reason (bad_envelope, bad_type, invalid_json, too_large, bad_entry).",
+		Help: "Events refused before reaching any client, by reason (bad_envelope, bad_type, invalid_json, too_large, bad_entry, reserved_type).",
 	}, []string{"reason"})}
 	for _, r := range dropReasons {
 		m.dropped.WithLabelValues(r)
