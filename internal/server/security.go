@@ -25,7 +25,7 @@ type Security struct {
 	cors     *limits.CORS
 	proxies  limits.Proxies
 	rejected *prometheus.CounterVec
-	guards   // the connection-level and request-shape limits (guard.go)
+	guards                  // the connection-level and request-shape limits (guard.go)
 	log      zerolog.Logger // each refusal is logged here at info
 }
 
