@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,9 +60,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.StallAfter = cmpOr(c.StallAfter, DefaultStallAfter)
-	c.Sweep = cmpOr(c.Sweep, DefaultSweep)
-	c.Rescan = cmpOr(c.Rescan, DefaultRescan)
+	c.StallAfter = cmp.Or(c.StallAfter, DefaultStallAfter)
+	c.Sweep = cmp.Or(c.Sweep, DefaultSweep)
+	c.Rescan = cmp.Or(c.Rescan, DefaultRescan)
 	shortest := c.StallAfter
 	for _, r := range c.Rules {
 		shortest = min(shortest, r.StallAfter)
@@ -74,13 +75,6 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	return c
-}
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Validate reports a rule that covers nothing or allows no silence.
