@@ -1,6 +1,7 @@
 package main
 
-// The commands other than serve, one function each, named <name>Command; main.go's run switches between them.
+// The command table and the commands other than serve, one function each, named <name>Command. Adding a command is
+// one entry in commands(): run prints the command's help through fs.Usage, so `hub help NAME` needs nothing more.
 
 import (
 	"context"
@@ -12,7 +13,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"time"
 
@@ -24,31 +24,74 @@ import (
 	"github.com/syncverse/hub/pubsub"
 )
 
+// commands is every command of the binary, in the order `hub help` lists them.
+func commands() []command {
+	return []command{
+		{name: "serve", usage: "[--config FILE] [--demo] [--listen ADDR] [--redis-url URL]",
+			summary: "run the hub (the default command)",
+			about:   "Serves /events, /publish, the console and /metrics until SIGINT or SIGTERM. --demo adds simulated agents.",
+			example: "hub serve --demo\nHUB_REDIS_URL=redis://127.0.0.1:6379/0 hub serve --config config.yaml",
+			run: func(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+				return serve(ctx, args, c.getenv, c.stdout, c.stderr, c.listening)
+			}},
+		{name: "publish", usage: "--topic T [--type progress] [--data JSON] [--idempotency-key K]",
+			summary: "publish one event through Redis (data from stdin without --data)",
+			about: "Publishes one event with the publish script to redis.url, or to the embedded server of a hub\n" +
+				"running with defaults (redis://127.0.0.1:6380/0), and prints its id.",
+			example: `hub publish --topic demo --data '{"workflow":"wf-1","progress":0.5}'`, run: publishCommand},
+		{name: "demo", usage: "[--config FILE] [--redis-url URL]",
+			summary: "run the --demo agents against redis.url, without serving",
+			about:   "Runs the simulated agents of serve --demo against the Redis of a hub elsewhere, until interrupted.",
+			example: "hub demo --redis-url redis://127.0.0.1:6379/0", run: demoCommand},
+		{name: "dispatch-test", usage: "[--dispatches N] [--entities N] [--ttl D] [--work D] [--crash | --pause] [--json]",
+			summary: "verify the lease: one workflow per entity at a time",
+			about:   dispatch.About, example: "hub dispatch-test --dispatches 20 --ttl 2s --work 3s\nhub dispatch-test --crash",
+			run: dispatchCommand},
+		{name: "bench", usage: "[--scenario NAME] [--hub-bin PATH | --url URL --redis-url URL] [--json]",
+			summary: "load the hub and measure it (BENCHMARKS.md)",
+			about:   bench.About, example: "hub bench --scenario fanout --hub-bin ./hub --conns 1000 --rate 200 --duration 10s",
+			run: benchCommand},
+		{name: "healthcheck", usage: "[--url URL] [--timeout D]",
+			summary: "exit 0 when the hub answers /healthz",
+			about:   "Asks /healthz of the hub at listen (or --url) and exits 0 on 200: the container's HEALTHCHECK.",
+			example: "hub healthcheck --url http://127.0.0.1:8080/healthz", run: healthcheckCommand},
+		{name: "token", usage: "--subscribe PATTERN... [--publish PATTERN...] [--ttl 1h] [--subject NAME]",
+			summary: "print a token signed with auth.hmac_secret",
+			about:   "Prints an HS256 token signed with auth.hmac_secret (HUB_AUTH_HMAC_SECRET or HUB_AUTH_HMAC_SECRET_FILE).",
+			example: "HUB_AUTH_HMAC_SECRET_FILE=/run/secrets/hmac hub token --subscribe 'project.*' --ttl 8h", run: tokenCommand},
+		{name: "config check", usage: "[--config FILE] [--listen ADDR] [--redis-url URL]",
+			summary: "validate the configuration and show where each value comes from",
+			about: "Loads the configuration as serve does, prints every key with its value (secrets masked) and where it\n" +
+				"came from (default, file, environment, flag), and exits 1 on any problem, listing them all.",
+			example: "hub config check --config config.yaml", run: configCheckCommand},
+		{name: "version", usage: "", summary: "print the build's version (also hub --version)",
+			about: "Prints the version, Go version, platform and revision of this build.", example: "hub version",
+			run: versionCommand},
+		{name: "help", usage: "[COMMAND]", summary: "list the commands, or print one's help (also hub -h, hub --help)",
+			about:   "Lists the commands; with a command, prints its usage, flags and an example, as hub COMMAND -h does.",
+			example: "hub help publish", run: helpCommand},
+	}
+}
+
 // publishCommand is `hub publish`: one event through the publish script, data from --data or stdin.
-func publishCommand(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
 	topic := fs.String("topic", "", "topic to publish on (required)")
 	typ := fs.String("type", "progress", "event type")
 	data := fs.String("data", "", "event data: one JSON value (read from stdin when empty)")
 	key := fs.String("idempotency-key", "", "the event's idempotency key: the same key again stores nothing (default: a fresh one)")
 	verbose := fs.Bool("verbose", false, "print the idempotency key and the retries on stderr")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hub publish --topic T [--type progress] [--data JSON] [--idempotency-key K] [--verbose]   (data on stdin when --data is absent)")
-		fs.PrintDefaults()
-	}
-	cfg, err := config.Load(fs, args, getenv)
+	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagRedisURL)
 	if err != nil {
 		return err
 	}
 	if *topic == "" {
-		fmt.Fprintln(stderr, "hub publish: --topic is required")
+		fmt.Fprintln(c.stderr, "hub publish: --topic is required")
 		fs.Usage()
 		return errUsage
 	}
 	body := []byte(*data)
 	if *data == "" {
-		if body, err = io.ReadAll(io.LimitReader(stdin, int64(cfg.Limits.MaxEventBytes)+1)); err != nil {
+		if body, err = io.ReadAll(io.LimitReader(c.stdin, int64(cfg.Limits.MaxEventBytes)+1)); err != nil {
 			return fmt.Errorf("read data from stdin: %w", err)
 		}
 		body = []byte(strings.TrimSpace(string(body)))
@@ -70,31 +113,29 @@ func publishCommand(ctx context.Context, args []string, getenv func(string) stri
 	defer cancel()
 	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key})
 	if *verbose {
-		fmt.Fprintf(stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
+		fmt.Fprintf(c.stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
 	}
 	if err != nil {
 		return err
 	}
 	if res.Duplicate {
-		fmt.Fprintf(stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
+		fmt.Fprintf(c.stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
 	}
-	fmt.Fprintln(stdout, res.ID)
+	fmt.Fprintln(c.stdout, res.ID)
 	return nil
 }
 
 // demoCommand is `hub demo`: the simulated agents of `serve --demo`, on their own against redis.url, so a hub
 // elsewhere (the compose trial's) shows workflows moving at once.
-func demoCommand(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfg, err := config.Load(fs, args, getenv)
+func demoCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagRedisURL)
 	if err != nil {
 		return err
 	}
 	if cfg.Redis.URL == "" {
 		return errors.New("hub demo: redis.url (HUB_REDIS_URL) is empty; point it at the Redis the hub reads")
 	}
-	log := newLogger(cfg.Log, stderr)
+	log := newLogger(cfg.Log, c.stderr)
 	rdb, err := pubsub.NewClient(cfg.Redis.URL)
 	if err != nil {
 		return err
@@ -106,12 +147,10 @@ func demoCommand(ctx context.Context, args []string, getenv func(string) string,
 }
 
 // healthcheckCommand is `hub healthcheck`, the container's HEALTHCHECK: exit 0 when /healthz answers 200.
-func healthcheckCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func healthcheckCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
 	url := fs.String("url", "", "health URL (default: http://<listen>/healthz)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
-	cfg, err := config.Load(fs, args, getenv)
+	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagListen)
 	if err != nil {
 		return err
 	}
@@ -148,17 +187,17 @@ func healthcheckCommand(ctx context.Context, args []string, getenv func(string) 
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("healthcheck %s: %s", *url, resp.Status)
 	}
-	fmt.Fprintln(stdout, "ok")
+	fmt.Fprintln(c.stdout, "ok")
 	return nil
 }
 
 // dispatchCommand is `hub dispatch-test`, the lease verification (package dispatch).
-func dispatchCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func dispatchCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
 	cfg := config.Default()
-	if err := config.ApplyEnv(&cfg, getenv); err != nil {
+	if err := config.ApplyEnv(&cfg, c.getenv); err != nil {
 		return err
 	}
-	err := dispatch.Command(ctx, args, stdout, stderr, cfg.Redis.URL)
+	err := dispatch.Command(ctx, fs, args, c.stdout, c.stderr, cfg.Redis.URL, c.isTTY(c.stderr))
 	if errors.Is(err, dispatch.ErrUsage) {
 		return errUsage
 	}
@@ -166,8 +205,8 @@ func dispatchCommand(ctx context.Context, args []string, getenv func(string) str
 }
 
 // benchCommand runs the load generator (package bench); see BENCHMARKS.md for the scenarios it measures.
-func benchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	err := bench.Command(ctx, args, stdout, stderr)
+func benchCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	err := bench.Command(ctx, fs, args, c.stdout, c.stderr, c.isTTY(c.stderr))
 	if errors.Is(err, bench.ErrUsage) {
 		return errUsage
 	}
@@ -190,30 +229,18 @@ func (p *patterns) Set(v string) error {
 
 // tokenCommand is `hub token`: it prints a token signed with the configured HS256 secret, for operators who hand
 // tokens to consoles and agents. Tokens for RS256/ES256/EdDSA come from whoever holds the private key.
-func tokenCommand(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func tokenCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) error {
 	var sub, pub patterns
 	fs.Var(&sub, "subscribe", "topic or prefix `pattern` (project.*) the holder may read; repeatable")
 	fs.Var(&pub, "publish", "topic or prefix `pattern` the holder may publish to; repeatable")
 	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
 	subject := fs.String("subject", "", "who the token is for (the sub claim), e.g. console-ops or agent-7")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: hub token --subscribe PATTERN... [--publish PATTERN...] [--ttl 1h] [--subject NAME]")
-		fmt.Fprintln(stderr, "Prints a token signed with auth.hmac_secret (HUB_AUTH_HMAC_SECRET).")
-		fs.PrintDefaults()
-	}
-	cfg, err := config.Load(fs, args, getenv)
+	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig)
 	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hub token: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return errUsage
-	}
 	if cfg.Auth.HMACSecret == "" {
-		return errors.New("auth.hmac_secret (HUB_AUTH_HMAC_SECRET) is not set; tokens for public-key auth are signed by your identity provider")
+		return errors.New("auth.hmac_secret (HUB_AUTH_HMAC_SECRET or HUB_AUTH_HMAC_SECRET_FILE) is not set; tokens for public-key auth are signed by your identity provider")
 	}
 	tok, err := auth.Sign([]byte(cfg.Auth.HMACSecret), auth.Grant{Subscribe: sub, Publish: pub}, auth.Claims{
 		Subject: *subject, Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, TTL: *ttl,
@@ -221,12 +248,24 @@ func tokenCommand(_ context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, tok)
+	fmt.Fprintln(c.stdout, tok)
 	return nil
 }
 
-// versionCommand is `hub version`.
-func versionCommand(stdout io.Writer) error {
-	fmt.Fprintf(stdout, "hub %s %s %s/%s revision %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, buildRevision())
+// configCheckCommand is `hub config check`: the configuration serve would run with, each value with its source and
+// secrets masked, or every problem serve would refuse to start with.
+func configCheckCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	cfg, src, err := config.LoadFlags(fs, args, c.getenv, config.AllFlags)
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+		return err
+	}
+	if err == nil {
+		err = errors.Join(cfg.CheckExposure(), checkEmbedded(cfg, false))
+	}
+	if err != nil {
+		return err // in the same words as serve's refusal to start
+	}
+	cfg.Describe(c.stdout, src)
+	fmt.Fprintln(c.stdout, "configuration ok")
 	return nil
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"flag"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/syncverse/hub/internal/config"
 )
 
 // version and revision are stamped by the release build (-ldflags "-X main.version=v1.2.3 -X main.revision=<sha>");
@@ -66,4 +71,13 @@ func registerBuildInfo(reg prometheus.Registerer) {
 	}, []string{"version", "revision", "goversion"})
 	g.WithLabelValues(buildVersion(), buildRevision(), runtime.Version()).Set(1)
 	reg.MustRegister(g)
+}
+
+// versionCommand is `hub version` and `hub --version`.
+func versionCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	if err := config.Parse(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "hub %s %s %s/%s revision %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, buildRevision())
+	return nil
 }

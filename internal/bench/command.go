@@ -52,7 +52,9 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-const usage = `hub bench: load the hub and measure it
+// About is what `hub bench` does, for its help.
+const About = `Loads the hub and measures it; prints a table, or JSON with --json, and exits 1 when a delivery was lost,
+duplicated or out of order. On a terminal a progress line shows the run so far.
 
 Scenarios (--scenario):
   fanout   N clients on one topic; publish M events at R/s; check every delivery; latency, throughput, CPU, RSS
@@ -64,14 +66,12 @@ Scenarios (--scenario):
            early positions and never read; one more reads it all: the hub's RSS before and at its peak
 
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
-redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).
+redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).`
 
-Flags:
-`
-
-// Command runs `hub bench`.
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
+// Command runs `hub bench`. fs is the command's flag set (its Usage prints the help); tty says stderr is a
+// terminal, where the progress line is drawn.
+func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, tty bool) error {
+	o, err := parse(fs, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -104,11 +104,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish or replay-hog")
 	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
@@ -155,7 +152,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog")
 	}
 	if fs.NArg() > 0 {
-		bad = append(bad, "unexpected arguments: "+strings.Join(fs.Args(), " "))
+		bad = append(bad, fmt.Sprintf("unexpected argument %q (flags only; run \"hub bench -h\" for help)", fs.Arg(0)))
 	}
 	if set["detach"] && o.hubBin == "" {
 		bad = append(bad, "--detach applies to a hub started with --hub-bin; a running hub has its own sse.detach")

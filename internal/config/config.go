@@ -3,16 +3,8 @@
 package config
 
 import (
-	"bytes"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"os"
 	"slices"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/hub"
@@ -21,39 +13,6 @@ import (
 	"github.com/syncverse/hub/sse"
 	"github.com/syncverse/hub/workflow"
 )
-
-// ErrUsage marks a command line that could not be parsed; the flag package has printed the usage already.
-var ErrUsage = errors.New("usage")
-
-// Load builds the configuration from defaults, the --config file, HUB_* variables and flags, in that order.
-// fs may define more flags (a command's own); they are parsed too.
-func Load(fs *flag.FlagSet, args []string, getenv func(string) string) (Config, error) {
-	cfg := Default()
-	path := fs.String("config", getenv("HUB_CONFIG"), "YAML configuration `file` (unknown keys are errors)")
-	listen := fs.String("listen", "", "listen `address` (overrides listen)")
-	redisURL := fs.String("redis-url", "", "Redis `URL` (overrides redis.url; empty config = embedded server)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cfg, err
-		}
-		return cfg, ErrUsage
-	}
-	var errs []error
-	if *path != "" {
-		errs = append(errs, LoadFile(&cfg, *path))
-	}
-	errs = append(errs, CheckEnvNames(getenv), ApplyEnv(&cfg, getenv))
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	if *redisURL != "" {
-		cfg.Redis.URL = *redisURL
-	}
-	if err := errors.Join(errs...); err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.Validate()
-}
 
 // Config is the hub's configuration. Defaults in code < config.yaml < HUB_* variables < flags; config.yaml at the
 // repository root documents every key with its default.
@@ -240,18 +199,4 @@ func Default() Config {
 			Timeout:  notify.DefaultTimeout,
 			RetryFor: notify.DefaultRetryFor, BackoffMax: notify.DefaultBackoffMax, ClaimAfter: notify.DefaultClaimAfter},
 	}
-}
-
-// LoadFile decodes a YAML file over cfg; an unknown key is an error, so a typo never passes silently.
-func LoadFile(cfg *Config, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
 }

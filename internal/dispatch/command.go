@@ -35,6 +35,7 @@ type config struct {
 	redisURL    string
 	prefix      string
 	keep        bool
+	progress    io.Writer // where the progress line is drawn: a terminal's stderr without --json; nil: nowhere
 
 	// Hidden: the role of a child process started by --crash or --pause, and the entity it takes.
 	child  string
@@ -48,23 +49,32 @@ type launcher struct {
 	env []string
 }
 
-// Command runs `hub dispatch-test`. args are the arguments after the subcommand; redisURL is the hub's redis.url, where
-// empty means an embedded miniredis on a free loopback port for the duration of the run.
-func Command(ctx context.Context, args []string, stdout, stderr io.Writer, redisURL string) error {
+// About is what `hub dispatch-test` does, for its help.
+const About = `Dispatches workflows that each take the lease of their entity, work, and create the entity's table through a
+fenced registry; reports duplicate executions, TableAlreadyExists errors and release latency. --crash and --pause
+run the crash and pause scenarios instead. On a terminal a progress line shows the run so far.`
+
+// Command runs `hub dispatch-test`. fs is the command's flag set (its Usage prints the help); args are the arguments
+// after the subcommand; redisURL is the hub's redis.url, where empty means an embedded miniredis on a free loopback
+// port for the duration of the run. tty says stderr is a terminal, where the progress line is drawn.
+func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, redisURL string, tty bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("dispatch-test: find own executable: %w", err)
 	}
-	return run(ctx, args, stdout, stderr, redisURL, launcher{exe: exe})
+	return run(ctx, fs, args, stdout, stderr, redisURL, launcher{exe: exe}, tty)
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, redisURL string, l launcher) error {
-	cfg, err := parse(args, stderr, redisURL)
+func run(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, redisURL string, l launcher, tty bool) error {
+	cfg, err := parse(fs, args, stderr, redisURL)
 	if err != nil {
 		return err
 	}
 	if cfg.child != "" {
 		return runChild(ctx, cfg, stdout)
+	}
+	if tty && !cfg.jsonOut {
+		cfg.progress = stderr
 	}
 	url, stopRedis, err := redisOrEmbedded(cfg.redisURL)
 	if err != nil {
@@ -82,10 +92,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, redisURL 
 	}
 }
 
-func parse(args []string, stderr io.Writer, redisURL string) (config, error) {
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (config, error) {
 	cfg := config{redisURL: redisURL}
-	fs := flag.NewFlagSet("dispatch-test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.dispatches, "dispatches", 100, "workflows to dispatch")
 	fs.IntVar(&cfg.entities, "entities", 10, "entities (projects) they are spread over; one lease per entity")
 	fs.IntVar(&cfg.concurrency, "concurrency", 100, "dispatches running at once")
@@ -102,7 +110,6 @@ func parse(args []string, stderr io.Writer, redisURL string) (config, error) {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the run's keys in Redis afterwards")
 	fs.StringVar(&cfg.child, "child", "", "")
 	fs.StringVar(&cfg.entity, "entity", "", "")
-	fs.Usage = func() { usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
@@ -111,11 +118,11 @@ func parse(args []string, stderr io.Writer, redisURL string) (config, error) {
 	}
 	err := cfg.validate()
 	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		err = fmt.Errorf("unexpected argument %q (flags only; run \"hub dispatch-test -h\" for help)", fs.Arg(0))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "dispatch-test: %v\n", err)
-		usage(fs)
+		fmt.Fprintf(stderr, "hub dispatch-test: %v\n", err)
+		fs.Usage()
 		return cfg, fmt.Errorf("dispatch-test: %w: %w (%w)", ErrUsage, err, flag.ErrHelp)
 	}
 	if cfg.renewEvery == 0 {
@@ -141,30 +148,4 @@ func (c config) validate() error {
 		return fmt.Errorf("unknown child role %q", c.child)
 	}
 	return nil
-}
-
-func usage(fs *flag.FlagSet) {
-	w := fs.Output()
-	fmt.Fprint(w, `usage: hub dispatch-test [flags]
-
-Dispatches workflows that each take the lease of their entity, work, and create the entity's table through a
-fenced registry; reports duplicate executions, TableAlreadyExists errors and release latency. --crash and --pause
-run the crash and pause scenarios instead.
-
-flags:
-`)
-	fs.VisitAll(func(f *flag.Flag) {
-		if f.Usage == "" { // hidden flags for child processes
-			return
-		}
-		fmt.Fprintf(w, "  --%s", f.Name)
-		if name, _ := flag.UnquoteUsage(f); name != "" {
-			fmt.Fprintf(w, " %s", name)
-		}
-		fmt.Fprintf(w, "\n    \t%s", f.Usage)
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
-	})
 }

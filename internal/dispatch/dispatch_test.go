@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func runJSON(t *testing.T, args []string, v any) error {
 	t.Helper()
 	srv := redistest.StartReal(t, redistest.Options{})
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), append(args, "--json"), &out, &errOut, srv.URL(), testLauncher(t))
+	err := run(context.Background(), testFlags(&errOut), append(args, "--json"), &out, &errOut, srv.URL(), testLauncher(t), false)
 	if jerr := json.Unmarshal(out.Bytes(), v); jerr != nil {
 		t.Fatalf("dispatch-test %v: decode report: %v\nstdout: %s\nstderr: %s\nerr: %v", args, jerr, out.String(),
 			errOut.String(), err)
@@ -115,8 +116,8 @@ func TestPausedHolderWriteIsRejected(t *testing.T) {
 func TestEmbeddedRedis(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"--ttl", "600ms", "--work", "900ms", "--dispatches", "4", "--entities", "2"},
-		&out, io.Discard, "", testLauncher(t))
+	err := run(context.Background(), testFlags(io.Discard), []string{"--ttl", "600ms", "--work", "900ms", "--dispatches", "4", "--entities", "2"},
+		&out, io.Discard, "", testLauncher(t), false)
 	if err != nil {
 		t.Fatalf("dispatch-test on the embedded redis = %v\n%s", err, out.String())
 	}
@@ -136,7 +137,7 @@ func TestUsageErrors(t *testing.T) {
 		{"extra"},
 	} {
 		var errOut bytes.Buffer
-		err := run(context.Background(), args, io.Discard, &errOut, "redis://127.0.0.1:1/0", launcher{})
+		err := run(context.Background(), testFlags(&errOut), args, io.Discard, &errOut, "redis://127.0.0.1:1/0", launcher{}, false)
 		if !errors.Is(err, ErrUsage) || !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("dispatch-test %v = %v, want a usage error wrapping flag.ErrHelp", args, err)
 		}
@@ -144,7 +145,15 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("dispatch-test %v printed %q to stderr, want the usage", args, errOut.String())
 		}
 	}
-	if err := run(context.Background(), []string{"-h"}, io.Discard, io.Discard, "", launcher{}); !errors.Is(err, flag.ErrHelp) {
+	if err := run(context.Background(), testFlags(io.Discard), []string{"-h"}, io.Discard, io.Discard, "", launcher{}, false); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("dispatch-test -h = %v, want flag.ErrHelp", err)
 	}
+}
+
+// testFlags is the flag set the hub gives the command; its Usage marks the output, so a test sees it was printed.
+func testFlags(stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("hub dispatch-test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: hub dispatch-test") }
+	return fs
 }

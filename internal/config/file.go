@@ -1,0 +1,197 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LoadFile decodes a YAML file over cfg; an unknown key is an error, so a typo never passes silently.
+func LoadFile(cfg *Config, path string) error { return loadFile(cfg, path, nil) }
+
+// loadFile checks the whole file against the configuration's keys first, so that every problem is reported at once
+// in config.yaml's words (keys and values, not Go types), and decodes it only when there is none. It records the
+// line of every key it sets in src.
+func loadFile(cfg *Config, path string, src Sources) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty, or comments only
+	}
+	c := fileCheck{path: path, src: src}
+	c.value(doc.Content[0], reflect.TypeOf(Config{}), "")
+	if len(c.errs) > 0 {
+		return errors.Join(c.errs...)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", path, err) // what the check above missed, in yaml's words
+	}
+	return nil
+}
+
+// fileCheck walks a YAML document along the configuration's types.
+type fileCheck struct {
+	path string
+	src  Sources
+	errs []error
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func (c *fileCheck) fail(n *yaml.Node, format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("%s: line %d: %s", c.path, n.Line, fmt.Sprintf(format, args...)))
+}
+
+// value checks node n as the value of key, of type t.
+func (c *fileCheck) value(n *yaml.Node, t reflect.Type, key string) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.ShortTag() == "!!null" {
+		return // yaml leaves the default
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		c.src.set(key, fmt.Sprintf("file %s:%d", c.path, n.Line))
+	}
+	switch {
+	case t.Kind() == reflect.Struct:
+		c.section(n, t, key)
+	case t.Kind() == reflect.Slice:
+		if !c.want(n, yaml.SequenceNode, key) {
+			return
+		}
+		for i, e := range n.Content {
+			c.value(e, t.Elem(), fmt.Sprintf("%s[%d]", key, i))
+		}
+	case t.Kind() == reflect.Map:
+		if !c.want(n, yaml.MappingNode, key) {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			c.value(n.Content[i+1], t.Elem(), key+"."+n.Content[i].Value)
+		}
+	default:
+		if c.want(n, yaml.ScalarNode, key) {
+			c.scalar(n, t, key)
+		}
+	}
+}
+
+// section checks a mapping of the keys of struct type t; an unknown one is named with the closest known key.
+func (c *fileCheck) section(n *yaml.Node, t reflect.Type, key string) {
+	if !c.want(n, yaml.MappingNode, key) {
+		return
+	}
+	fields := map[string]reflect.Type{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" && f.IsExported() {
+			tag = strings.ToLower(f.Name) // yaml's name for an untagged field
+		}
+		if tag != "" && tag != "-" {
+			fields[tag] = f.Type
+			known = append(known, join(key, tag))
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" { // a merge key: the merged mappings hold keys of this section
+			c.merge(v, t, key)
+			continue
+		}
+		ft, ok := fields[k.Value]
+		if !ok {
+			c.fail(k, "unknown key %s%s", join(key, k.Value), suggest(join(key, k.Value), known))
+			continue
+		}
+		c.value(v, ft, join(key, k.Value))
+	}
+}
+
+func (c *fileCheck) merge(v *yaml.Node, t reflect.Type, key string) {
+	if v.Kind == yaml.SequenceNode {
+		for _, m := range v.Content {
+			c.value(m, t, key)
+		}
+		return
+	}
+	c.value(v, t, key)
+}
+
+// want reports a node of another kind than the key needs.
+func (c *fileCheck) want(n *yaml.Node, kind yaml.Kind, key string) bool {
+	if n.Kind == kind {
+		return true
+	}
+	names := map[yaml.Kind]string{yaml.ScalarNode: "a single value", yaml.SequenceNode: "a list", yaml.MappingNode: "keys and values"}
+	if key == "" {
+		c.fail(n, "the file must hold keys and values (listen: ..., redis: ...), not %s", names[n.Kind])
+		return false
+	}
+	c.fail(n, "%s: wants %s, not %s", key, names[kind], names[n.Kind])
+	return false
+}
+
+// scalar checks a single value by decoding it as yaml would, and says what is wrong in the file's terms.
+func (c *fileCheck) scalar(n *yaml.Node, t reflect.Type, key string) {
+	if n.Decode(reflect.New(t).Interface()) == nil {
+		return
+	}
+	v := n.Value
+	switch {
+	case t == durationType && isNumber(v):
+		c.fail(n, "%s: %q needs a unit, e.g. %ss", key, v, v)
+	case t == durationType:
+		c.fail(n, "%s: %q is not a duration, e.g. 15s, 500ms or 1m30s", key, v)
+	case t.Kind() == reflect.Bool:
+		c.fail(n, "%s: %q is not true or false", key, v)
+	case (t.Kind() == reflect.Int || t.Kind() == reflect.Int64) && isNumber(v):
+		c.fail(n, "%s: %q is not a whole number", key, v)
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64 || t.Kind() == reflect.Float64:
+		c.fail(n, "%s: %q is not a number", key, v)
+	default:
+		c.fail(n, "%s: %q is not a %s", key, v, t)
+	}
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+// suggest names the closest known key when it is near enough to be the one meant.
+func suggest(key string, known []string) string {
+	best := closest(key, known)
+	if best == "" || editDistance(key, best) > max(2, len(key)/3) {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
