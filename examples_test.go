@@ -12,21 +12,45 @@ import (
 
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/pubsub"
 )
 
-// The agents in other languages run the hub's own script file, not a copy of it that could drift.
+// The agents in other languages run the hub's own script file, not a copy of it that could drift: the shell agent
+// reads pubsub/publish.lua, the Python agent publishes with the Python package, which ships that file.
 func TestExamplesReadThePublishScript(t *testing.T) {
-	for _, f := range []string{"examples/python/agent.py", "examples/shell/publish.sh"} {
+	for f, uses := range map[string][]string{
+		"examples/shell/publish.sh": {"/pubsub/publish.lua"},
+		"examples/python/agent.py":  {"import syncverse_hub", "syncverse_hub.Publisher("},
+	} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), `"pubsub", "publish.lua"`) && !strings.Contains(string(b), "/pubsub/publish.lua") {
-			t.Errorf("%s does not read pubsub/publish.lua", f)
+		for _, u := range uses {
+			if !strings.Contains(string(b), u) {
+				t.Errorf("%s does not contain %q: it should run pubsub/publish.lua", f, u)
+			}
 		}
 		if strings.Contains(string(b), "redis.call(") {
 			t.Errorf("%s carries script code of its own; it should run pubsub/publish.lua", f)
 		}
+	}
+}
+
+// The Python package ships the publish script as package data: a copy of pubsub/publish.lua, which must be the same
+// bytes (clients/python's tests check the same, and that a built wheel carries it).
+func TestPythonClientShipsThePublishScript(t *testing.T) {
+	const copied = "clients/python/src/syncverse_hub/publish.lua"
+	got, err := os.ReadFile(copied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != pubsub.PublishScript {
+		t.Errorf("%s differs from pubsub/publish.lua; copy it again: cp pubsub/publish.lua %s", copied, copied)
+	}
+	const loader = "clients/python/src/syncverse_hub/script.py"
+	if b, err := os.ReadFile(loader); err != nil || !strings.Contains(string(b), `joinpath("publish.lua")`) {
+		t.Errorf("%s does not load publish.lua (%v)", loader, err)
 	}
 }
 
@@ -40,7 +64,13 @@ func TestExampleAgentsReachSSEClient(t *testing.T) {
 	const topic = "examples"
 	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
 
-	env := append(os.Environ(), "HUB_REDIS_URL="+rs.URL(), "HUB_REDIS_PREFIX="+h.Prefix, "AGENT_STEP_DELAY=0.05")
+	// The Python agent imports the package from the work tree, as `pip install ./clients/python` would provide it.
+	pkg, err := filepath.Abs(filepath.Join("clients", "python", "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "HUB_REDIS_URL="+rs.URL(), "HUB_REDIS_PREFIX="+h.Prefix, "AGENT_STEP_DELAY=0.05",
+		"PYTHONPATH="+pkg)
 	bin := filepath.Join(t.TempDir(), "agent")
 	if out, err := exec.Command("go", "build", "-o", bin, "./examples/go/agent").CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/go/agent: %v\n%s", err, out)

@@ -1,0 +1,26 @@
+"""The hub's publish script, shipped inside the package.
+
+publish.lua beside this file is a byte-for-byte copy of the hub's pubsub/publish.lua, kept as package data. A copy,
+not a file read at build time: pip builds a package from an sdist or from a copy of clients/python where
+../../pubsub does not exist, so reading it at build would need a custom build hook and would break every install
+that is not from a checkout. Drift is what a copy risks, so tests/test_script.py (pytest) and the hub's Go test
+TestPythonClientShipsThePublishScript compare the two files byte for byte, and the wheel test checks that the copy is
+what a built wheel carries.
+"""
+from importlib import resources
+
+# The script's KEYS and ARGV (pubsub/script.go documents them):
+#   KEYS[1] <prefix>:{<topic>}:events   KEYS[2] <prefix>:{<topic>}:state
+#   KEYS[3] optional <prefix>:{<topic>}:idem:<key>
+#   ARGV[1] <prefix>:{<topic>}:live     ARGV[2] type    ARGV[3] data (one JSON value)
+#   ARGV[4] history.max_len             ARGV[5] max event bytes
+#   ARGV[6] min id for MINID trimming or ""           ARGV[7] with KEYS[3]: the key's TTL in ms
+# It answers the new id, or {id, 0|1} with KEYS[3] (1: a key seen before, nothing stored or delivered).
+
+
+def publish_script(sharded=False):
+    """Return the publish script's text; sharded, with SPUBLISH in place of PUBLISH (redis.sharded_pubsub)."""
+    text = resources.files(__package__).joinpath("publish.lua").read_text(encoding="utf-8")
+    if sharded:
+        text = text.replace("redis.call('PUBLISH',", "redis.call('SPUBLISH',", 1)
+    return text

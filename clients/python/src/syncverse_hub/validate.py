@@ -1,0 +1,131 @@
+"""What every publisher checks before an event is sent: the same rules as the hub's pubsub.Validate."""
+import json
+import re
+
+MAX_TOPIC_LEN = 128
+MAX_TYPE_LEN = 64
+MAX_KEY_LEN = 255
+DEFAULT_TYPE = "progress"
+DEFAULT_MAX_EVENT_BYTES = 64 << 10  # limits.max_event_bytes
+# The hub's own event types: its SSE control frames (reset, auth-expired) and its workflow-health verdicts (health).
+RESERVED_TYPES = ("reset", "auth-expired", "health")
+# How deeply the script's JSON decoder (Redis's cjson) nests arrays and objects.
+MAX_JSON_DEPTH = 1000
+
+_TOPIC = re.compile(r"[A-Za-z0-9._:-]+")
+_TYPE = re.compile(r"[a-z0-9._-]+")
+_KEY = re.compile(r"[!-~]+")
+
+
+class InvalidEvent(ValueError):
+    """The event breaks the hub's rules (topic, type, data or idempotency key); nothing was sent."""
+
+
+class EventTooLarge(InvalidEvent):
+    """The event's data is larger than limits.max_event_bytes; nothing was sent."""
+
+
+def check_topic(topic):
+    if not isinstance(topic, str) or not topic:
+        raise InvalidEvent(f"invalid topic: {topic!r}: want 1 to {MAX_TOPIC_LEN} characters of A-Z a-z 0-9 . _ : -")
+    if len(topic) > MAX_TOPIC_LEN:
+        raise InvalidEvent(f"invalid topic: {len(topic)} characters, at most {MAX_TOPIC_LEN}")
+    if not _TOPIC.fullmatch(topic):
+        bad = next(i for i, c in enumerate(topic) if not _TOPIC.fullmatch(c))
+        raise InvalidEvent(f"invalid topic: character {topic[bad]!r} at {bad} (allowed: A-Z a-z 0-9 . _ : -)")
+
+
+def check_type(event_type):
+    if not isinstance(event_type, str) or not event_type:
+        raise InvalidEvent(f"invalid event type: {event_type!r}: want 1 to {MAX_TYPE_LEN} characters of a-z 0-9 . _ -")
+    if len(event_type) > MAX_TYPE_LEN:
+        raise InvalidEvent(f"invalid event type: {len(event_type)} characters, at most {MAX_TYPE_LEN}")
+    if not _TYPE.fullmatch(event_type):
+        bad = next(i for i, c in enumerate(event_type) if not _TYPE.fullmatch(c))
+        raise InvalidEvent(f"invalid event type: character {event_type[bad]!r} at {bad} (allowed: a-z 0-9 . _ -)")
+    if event_type in RESERVED_TYPES:
+        raise InvalidEvent(
+            f"invalid event type: {event_type!r} is the hub's own (reserved: {', '.join(RESERVED_TYPES)})")
+
+
+def check_key(key):
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_LEN:
+        n = len(key) if isinstance(key, str) else key
+        raise InvalidEvent(f"invalid event: idempotency key must be 1 to {MAX_KEY_LEN} characters, got {n!r}")
+    if not _KEY.fullmatch(key):
+        bad = next(i for i, c in enumerate(key) if not _KEY.fullmatch(c))
+        raise InvalidEvent(
+            f"invalid event: idempotency key has character {key[bad]!r} at {bad} (allowed: visible ASCII)")
+
+
+# Python's json recursion stops short of cjson's 1000 levels (at about sys.getrecursionlimit()), so data nested
+# nearly that deeply cannot be checked, nor encoded, here.
+_TOO_DEEP_FOR_PYTHON = "invalid event: data nests too deeply for Python's json module (its recursion limit)"
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def encode_data(data, max_bytes):
+    """Return data as the bytes the script is given, or raise InvalidEvent / EventTooLarge.
+
+    bytes (or bytearray) are taken as one JSON value already encoded; anything else is encoded with json.dumps.
+    """
+    if isinstance(data, (bytes, bytearray)):
+        raw = bytes(data)
+        try:
+            json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        except (UnicodeDecodeError, ValueError) as e:
+            raise InvalidEvent(f"invalid event: data is not one valid JSON value: {e}") from None
+        except RecursionError:
+            _check_cjson(raw)  # names the hub's limit when the data is past it
+            raise InvalidEvent(_TOO_DEEP_FOR_PYTHON) from None
+    else:
+        try:
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:  # a ValueError too: caught first
+            raise InvalidEvent("invalid event: data has a lone UTF-16 surrogate") from None
+        except (TypeError, ValueError) as e:
+            raise InvalidEvent(f"invalid event: data cannot be encoded as JSON: {e}") from None
+        except RecursionError:
+            raise InvalidEvent(_TOO_DEEP_FOR_PYTHON) from None
+    if len(raw) > max_bytes:
+        raise EventTooLarge(f"event too large: data is {len(raw)} bytes, at most {max_bytes}")
+    _check_cjson(raw)
+    return raw
+
+
+def _check_cjson(raw):
+    """Refuse what json accepts but the script's cjson does not: deep nesting and a \\u escape of a lone surrogate."""
+    depth, i, n = 0, 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c in b"[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise InvalidEvent(f"invalid event: data nests deeper than {MAX_JSON_DEPTH} arrays and objects")
+        elif c in b"]}":
+            depth -= 1
+        elif c == 0x22:  # '"'
+            i = _check_string(raw, i + 1)
+        i += 1
+
+
+def _check_string(raw, i):
+    """Scan a string from just after its opening quote; return the index of its closing quote."""
+    while raw[i] != 0x22:
+        if raw[i] == 0x5C:  # '\\'
+            i += 1
+            if raw[i] == 0x75:  # 'u'
+                r = int(raw[i + 1:i + 5], 16)
+                i += 4
+                if 0xDC00 <= r <= 0xDFFF:
+                    raise InvalidEvent(f"invalid event: data has a lone UTF-16 surrogate \\u{r:04x}")
+                if 0xD800 <= r <= 0xDBFF:
+                    if raw[i + 1:i + 3] != b"\\u" or not 0xDC00 <= int(raw[i + 3:i + 7] or b"0", 16) <= 0xDFFF:
+                        raise InvalidEvent(f"invalid event: data has a lone UTF-16 surrogate \\u{r:04x}")
+                    i += 6
+        i += 1
+    return i
