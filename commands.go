@@ -32,7 +32,7 @@ func commands() []command {
 			about:   "Serves /events, /publish, the console and /metrics until SIGINT or SIGTERM. --demo adds simulated agents.",
 			example: "hub serve --demo\nHUB_REDIS_URL=redis://127.0.0.1:6379/0 hub serve --config config.yaml",
 			run: func(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-				return serve(ctx, args, c.getenv, c.stdout, c.stderr, c.listening)
+				return serve(ctx, fs, args, c.getenv, c.stdout, c.stderr, c.listening)
 			}},
 		{name: "publish", usage: "--topic T [--type progress] [--data JSON] [--idempotency-key K]",
 			summary: "publish one event through Redis (data from stdin without --data)",
