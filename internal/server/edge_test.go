@@ -52,14 +52,17 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	if err != nil {
 		t.Fatalf("NewSecurity: %v", err)
 	}
-	sub := pubsub.NewSubscriber(e.RDB, pubsub.SubscriberConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes,
-		Logger: log, Registerer: reg})
-	h := hub.New(sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm})
-	pub := pubsub.NewPublisher(e.RDB, pubsub.PublisherConfig{Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes})
+	subCfg := cfg.SubscriberConfig() // as serve builds them
+	subCfg.Logger, subCfg.Registerer = log, reg
+	sub := pubsub.NewSubscriber(e.RDB, subCfg)
+	hubCfg := cfg.HubConfig()
+	hubCfg.Metrics = hm
+	h := hub.New(sub, hubCfg)
+	pub := pubsub.NewPublisher(e.RDB, cfg.PublisherConfig())
 	e.Pub = pub
-	events := sse.New(h, sse.Config{MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
-		MaxHistory: cfg.Limits.MaxReplay, NoDetach: !cfg.SSE.Detach, Logger: log, Metrics: sse.NewMetrics(reg),
-		Admit: sec.AdmitStream, Authorize: sec.AuthorizeStream})
+	evCfg := cfg.EventsConfig()
+	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(reg), sec.AdmitStream, sec.AuthorizeStream
+	events := sse.New(h, evCfg)
 	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
 		Logger: log, Events: events, Security: sec}))
 	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes

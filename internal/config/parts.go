@@ -1,0 +1,46 @@
+package config
+
+import (
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/pubsub"
+	"github.com/syncverse/hub/sse"
+)
+
+// The settings of each part, read from the configuration in one place, so serve and the tests that build the parts
+// without run cannot drift apart. What is not configuration (loggers, metrics, the hooks between parts) the caller
+// adds.
+
+// SubscriberConfig is the pub/sub subscriber's share of the configuration.
+func (c Config) SubscriberConfig() pubsub.SubscriberConfig {
+	return pubsub.SubscriberConfig{
+		Prefix: c.Redis.Prefix, MaxEventBytes: c.Limits.MaxEventBytes, TailCheck: c.Redis.TailCheck,
+		MaxPageBytes: c.Limits.MaxPageBytes, MaxReads: c.Limits.MaxStoreReads, MaxSnapshot: c.Limits.MaxSnapshotBytes,
+		Sharded: c.Redis.ShardedPubSub,
+	}
+}
+
+// HubConfig is the hub's share.
+func (c Config) HubConfig() hub.Config {
+	return hub.Config{ClientBuffer: c.SSE.ClientBuffer, MaxReplay: c.Limits.MaxReplay}
+}
+
+// PublisherConfig is the publisher's share, for serve and for hub publish.
+func (c Config) PublisherConfig() pubsub.PublisherConfig {
+	retry := c.Redis.PublishRetry
+	if retry == 0 {
+		retry = -1 // the Publisher's zero value means its default; the configuration's 0 means none
+	}
+	return pubsub.PublisherConfig{
+		Prefix: c.Redis.Prefix, MaxLen: c.History.MaxLen, MaxAge: c.History.MaxAge, MaxEventBytes: c.Limits.MaxEventBytes,
+		Sharded: c.Redis.ShardedPubSub, IdempotencyTTL: c.History.IdempotencyTTL, RetryBudget: retry,
+	}
+}
+
+// EventsConfig is the /events handler's share.
+func (c Config) EventsConfig() sse.Config {
+	return sse.Config{
+		Heartbeat: c.SSE.Heartbeat, Retry: c.SSE.Retry, WriteTimeout: c.SSE.WriteTimeout,
+		MaxTopics: c.Limits.MaxTopicsPerStream, MaxCursorBytes: c.Limits.MaxCursorBytes,
+		MaxHistory: c.Limits.MaxReplay, NoDetach: !c.SSE.Detach,
+	}
+}
