@@ -15,6 +15,7 @@ import (
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/tokentest"
 )
 
 // A stream ends when its token expires, within a second of exp, with a final auth-expired event; its subscription
@@ -238,7 +239,7 @@ func TestMetricsListener(t *testing.T) {
 	}
 }
 
-const testSecret = "security-test-secret-0123456789abcdef"
+const testSecret = tokentest.Secret
 
 // secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything.
@@ -248,14 +249,8 @@ func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*testHub, str
 	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
 }
 
-func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
-	t.Helper()
-	tok, err := auth.Sign([]byte(testSecret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
-	if err != nil {
-		t.Fatalf("auth.Sign: %v", err)
-	}
-	return tok
-}
+// signToken is the HS256 token of these tests (tokentest owns the secret and the signing).
+var signToken = tokentest.Sign
 
 func bearer(tok string) http.Header { return testutil.Bearer(tok) }
 

@@ -14,9 +14,10 @@ import (
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/tokentest"
 )
 
-const testSecret = "security-test-secret-0123456789abcdef"
+const testSecret = tokentest.Secret
 
 // secureEdge serves the edge with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything, for the checks that must see past the rules under test.
@@ -26,14 +27,8 @@ func secureEdge(t *testing.T, rs *redistest.Server, env ...string) (*edge, strin
 	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
 }
 
-func signToken(t testing.TB, g auth.Grant, ttl time.Duration) string {
-	t.Helper()
-	tok, err := auth.Sign([]byte(testSecret), g, auth.Claims{Subject: "test", TTL: ttl}, time.Now())
-	if err != nil {
-		t.Fatalf("auth.Sign: %v", err)
-	}
-	return tok
-}
+// signToken is the HS256 token of these tests (tokentest owns the secret and the signing).
+var signToken = tokentest.Sign
 
 func bearer(tok string) http.Header { return testutil.Bearer(tok) }
 
