@@ -94,42 +94,12 @@ func evalScript(t *testing.T, h *testHub, topic, typ, data string) string {
 	return id
 }
 
-// A publish that breaks a rule is refused with a clear error, and nothing reaches Redis.
-func TestBadPublishesAreRefused(t *testing.T) {
+// A publish command that breaks a rule is refused with a clear error, and nothing reaches Redis. The same rules
+// over HTTP are internal/server's TestBadPublishesAreRefused.
+func TestBadPublishCommandsAreRefused(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024", "HUB_LIMITS_MAX_BODY_BYTES=2048")
 	big := `{"blob":"` + strings.Repeat("x", 1100) + `"}`
-	huge := `{"blob":"` + strings.Repeat("x", 3000) + `"}`
-	cases := []struct {
-		name, body string
-		status     int
-		errHas     string
-	}{
-		{"malformed body", `{"topic":"t","data":{nope}`, 400, "body must be one JSON object"},
-		{"missing data", `{"topic":"t"}`, 400, "missing data"},
-		{"unknown field", `{"topic":"t","data":1,"extra":true}`, 400, "unknown field"},
-		{"two objects", `{"topic":"t","data":1}{"topic":"t","data":2}`, 400, "trailing data"},
-		{"bad topic", `{"topic":"a b","data":1}`, 400, "invalid topic"},
-		{"reserved topic", `{"topic":"{x}","data":1}`, 400, "invalid topic"},
-		{"empty topic", `{"topic":"","data":1}`, 400, "invalid topic"},
-		{"bad type", `{"topic":"t","type":"Build Log","data":1}`, 400, "invalid event type"},
-		{"oversized event", `{"topic":"t","data":` + big + `}`, 413, "too large"},
-		{"oversized body", `{"topic":"t","data":` + huge + `}`, 413, "request body over 2048 bytes"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Post(h.URL+"/publish", "application/json", strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var e struct{ Error string }
-			_ = json.NewDecoder(resp.Body).Decode(&e)
-			if resp.StatusCode != tc.status || !strings.Contains(e.Error, tc.errHas) {
-				t.Errorf("POST /publish %s = %d %q, want %d with %q", tc.body[:min(40, len(tc.body))], resp.StatusCode, e.Error, tc.status, tc.errHas)
-			}
-		})
-	}
 	cli := []struct {
 		args   []string
 		errHas string
