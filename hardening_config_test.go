@@ -37,21 +37,19 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 	defer cancel()
 	out, logs := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, getenv, strings.NewReader(""), out, logs, nil) }()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-		select {
-		case err := <-done:
-			return err, logs.String()
-		case <-time.After(10 * time.Millisecond):
-		}
-		if listenedURL(out.String()) != "" {
-			cancel()
-			<-done
-			return nil, logs.String()
-		}
+	listening := make(chan string, 1)
+	go func() { done <- run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url }) }()
+	select {
+	case err := <-done:
+		return err, logs.String()
+	case <-listening:
+		cancel()
+		<-done
+		return nil, logs.String()
+	case <-time.After(10 * time.Second):
+		t.Fatalf("run(%q) neither failed nor listened within 10s; logs:\n%s", args, logs)
+		return nil, ""
 	}
-	t.Fatalf("run(%q) neither failed nor listened within 10s; logs:\n%s", args, logs)
-	return nil, ""
 }
 
 // TestUnknownHubVariableStopsServe (#14, Also): a typo in a HUB_* name stops serve, naming it and the closest
@@ -96,16 +94,19 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 			out, logs := &syncBuffer{}, &syncBuffer{}
 			done := make(chan error, 1)
 			env := map[string]string{"HUB_REDIS_URL": url}
+			listening := make(chan string, 1)
 			go func() {
-				done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs, nil)
+				done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs,
+					func(url string) { listening <- url })
 			}()
 			defer func() { cancel(); <-done }()
 			var addr string
-			for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				addr = listenedURL(out.String())
-			}
-			if addr == "" {
-				t.Fatalf("the hub did not start with redis.url %s; logs:\n%s", url, logs)
+			select {
+			case addr = <-listening:
+			case err := <-done:
+				t.Fatalf("the hub did not start with redis.url %s: %v; logs:\n%s", url, err, logs)
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the hub did not start with redis.url %s within 10s; logs:\n%s", url, logs)
 			}
 			var found bool
 			for _, line := range logs.Lines() {
@@ -204,13 +205,4 @@ func TestLogDurationsNameTheirUnit(t *testing.T) {
 			t.Fatalf("no stream closed line within 5s:\n%s", h.logs)
 		}
 	}
-}
-
-// listenedURL is the URL of the hub's stdout line {"message":"hub listening","url":...}, or "" before it.
-func listenedURL(stdout string) string {
-	var l struct{ Message, URL string }
-	if json.Unmarshal([]byte(strings.TrimSpace(stdout)), &l) != nil || l.Message != "hub listening" {
-		return ""
-	}
-	return l.URL
 }
