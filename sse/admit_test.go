@@ -48,8 +48,8 @@ func TestAdmitHoldsForTheStreamsLife(t *testing.T) {
 		}
 
 		s := e.open(t, "topic=a", "")
-		s.next(wait) // the retry hint: the stream is open
-		if got := s.resp.Header.Get("Access-Control-Allow-Origin"); got != "https://console.example" {
+		s.Next(wait) // the retry hint: the stream is open
+		if got := s.Header.Get("Access-Control-Allow-Origin"); got != "https://console.example" {
 			t.Errorf("stream response: Access-Control-Allow-Origin %q, want the one Admit set", got)
 		}
 		if tr.name == rawHTTP1.name { // its handler returns once the stream is live; the stream holds on
@@ -58,7 +58,7 @@ func TestAdmitHoldsForTheStreamsLife(t *testing.T) {
 		if held.Load() != 1 {
 			t.Fatalf("open stream: %d held, want 1", held.Load())
 		}
-		s.close()
+		s.Close()
 		eventually(t, "still held after the client left", func() bool { return held.Load() == 0 })
 
 		refuse.Store(true)

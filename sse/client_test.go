@@ -1,17 +1,17 @@
 package sse
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/hub/hubtest"
+	"github.com/syncverse/hub/internal/ssetest"
 )
 
 // transport is a way a client reaches the handler. Every stream test runs over each: the raw engine takes HTTP/1.1
@@ -60,7 +60,7 @@ func overTransports(t *testing.T, test func(t *testing.T, tr transport)) {
 
 // env is a hub with an in-memory store behind an /events handler on a real HTTP server.
 type env struct {
-	store  *memStore
+	store  *hubtest.Store
 	hub    *hub.Hub
 	srv    *httptest.Server
 	hd     *Handler
@@ -73,7 +73,7 @@ func newEnv(t *testing.T, cfg Config) *env { return newEnvOver(t, rawHTTP1, hub.
 
 func newEnvOver(t *testing.T, tr transport, hcfg hub.Config, cfg Config) *env {
 	t.Helper()
-	st := newMemStore()
+	st := hubtest.NewStore()
 	h := hub.New(st, hcfg)
 	cfg.NoDetach = tr.noDetach
 	hd := New(h, cfg)
@@ -90,32 +90,6 @@ func newEnvOver(t *testing.T, tr transport, hcfg hub.Config, cfg Config) *env {
 		client.CloseIdleConnections()
 	})
 	return e
-}
-
-// frame is one SSE frame as read off the wire: fields by name, or a comment.
-type frame struct {
-	id, event, retry, comment string
-	hasID                     bool
-	data                      []string
-}
-
-func (f frame) String() string {
-	switch {
-	case f.comment != "":
-		return ":" + f.comment
-	case f.retry != "":
-		return "retry:" + f.retry
-	}
-	return "id=" + f.id + " event=" + f.event + " data=" + strings.Join(f.data, "\\n")
-}
-
-// sseStream is an open /events response read frame by frame on its own goroutine.
-type sseStream struct {
-	t      *testing.T
-	resp   *http.Response
-	frames chan frame
-	done   chan struct{}
-	err    error // why reading ended (io.EOF: the body ended cleanly); set before done is closed
 }
 
 func (e *env) get(t *testing.T, query string, header http.Header) *http.Response {
@@ -137,7 +111,8 @@ func (e *env) get(t *testing.T, query string, header http.Header) *http.Response
 	return resp
 }
 
-func (e *env) open(t *testing.T, query string, lastEventID string) *sseStream {
+// open opens a stream that must answer 200, read by the tests' one SSE client.
+func (e *env) open(t *testing.T, query string, lastEventID string) *ssetest.Client {
 	t.Helper()
 	h := http.Header{}
 	if lastEventID != "" {
@@ -149,108 +124,14 @@ func (e *env) open(t *testing.T, query string, lastEventID string) *sseStream {
 		resp.Body.Close()
 		t.Fatalf("GET /events?%s (Last-Event-ID %q) = %d %s, want 200", query, lastEventID, resp.StatusCode, b)
 	}
-	return readStream(t, resp)
+	return ssetest.Read(t, resp)
 }
 
-func readStream(t *testing.T, resp *http.Response) *sseStream {
-	s := &sseStream{t: t, resp: resp, frames: make(chan frame, 4096), done: make(chan struct{})}
-	go s.read()
-	t.Cleanup(s.close)
-	return s
-}
-
-func (s *sseStream) read() {
-	defer close(s.done)
-	defer close(s.frames)
-	r := bufio.NewReader(s.resp.Body)
-	var f frame
-	started := false
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			s.err = err
-			return
-		}
-		line = strings.TrimSuffix(line, "\n")
-		if line == "" {
-			if started {
-				s.frames <- f
-			}
-			f, started = frame{}, false
-			continue
-		}
-		started = true
-		name, value, _ := strings.Cut(line, ":")
-		value = strings.TrimPrefix(value, " ")
-		switch name {
-		case "":
-			f.comment = value
-		case "id":
-			f.id, f.hasID = value, true
-		case "event":
-			f.event = value
-		case "retry":
-			f.retry = value
-		case "data":
-			f.data = append(f.data, value)
-		}
-	}
-}
-
-func (s *sseStream) close() {
-	s.resp.Body.Close()
-	<-s.done
-}
-
-// next returns the next frame, failing the test if none comes within d or the stream ends.
-func (s *sseStream) next(d time.Duration) frame {
-	s.t.Helper()
-	select {
-	case f, ok := <-s.frames:
-		if !ok {
-			s.t.Fatalf("stream ended (%v), want another frame", s.err)
-		}
-		return f
-	case <-time.After(d):
-		s.t.Fatalf("no frame within %v", d)
-	}
-	return frame{}
-}
-
-// nextEvent skips heartbeats and retry hints.
-func (s *sseStream) nextEvent(d time.Duration) frame {
-	s.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		f := s.next(time.Until(deadline))
-		if f.comment == "" && f.retry == "" {
-			return f
-		}
-	}
-}
-
-// ended waits for the end of the stream and returns the frames that came before it.
-func (s *sseStream) ended(d time.Duration) ([]frame, bool) {
-	var got []frame
-	timeout := time.After(d)
-	for {
-		select {
-		case f, ok := <-s.frames:
-			if !ok {
-				return got, true
-			}
-			got = append(got, f)
-		case <-timeout:
-			return got, false
-		}
-	}
-}
-
-func retryMillis(t *testing.T, f frame) time.Duration {
+func retryMillis(t *testing.T, f ssetest.Frame) time.Duration {
 	t.Helper()
-	n, err := strconv.Atoi(f.retry)
+	n, err := strconv.Atoi(f.Retry)
 	if err != nil {
-		t.Fatalf("frame %v is not a retry hint", f)
+		t.Fatalf("frame %+v is not a retry hint", f)
 	}
 	return time.Duration(n) * time.Millisecond
 }

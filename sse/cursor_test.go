@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/hub/hubtest"
 )
 
 func TestParseCursor(t *testing.T) {
@@ -66,7 +67,7 @@ func TestParseCursorClipsLongInputInErrors(t *testing.T) {
 
 // TestAppendCursorRoundTrip: the cursor written for a multi-topic stream parses back to the same positions.
 func TestAppendCursorRoundTrip(t *testing.T) {
-	h := hub.New(newMemStore(), hub.Config{})
+	h := hub.New(hubtest.NewStore(), hub.Config{})
 	defer h.Close()
 	topics := []string{"a", "b.2", "c:3"}
 	sub, err := h.Subscribe(topics)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/ssetest"
 )
 
 // expiring authorizes every request until ttl (a query parameter, a duration) from now.
@@ -26,20 +27,17 @@ func expiring(r *http.Request, _ []string) (time.Time, error) {
 func TestExpiryEndsTheStreamCleanly(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: expiring})
-		var streams []*sseStream
+		var streams []*ssetest.Client
 		for i := range 8 {
 			streams = append(streams, e.open(t, "topic=a&ttl="+strconv.Itoa(150+10*i)+"ms", ""))
 		}
 		for i, s := range streams {
-			got, ended := s.ended(wait)
-			if !ended {
-				t.Fatalf("stream %d: still open %v after its permission ended (frames %v)", i, wait, got)
-			}
-			if len(got) != 2 || got[0].retry == "" || got[1].event != "auth-expired" {
+			got := s.UntilEnd(wait)
+			if len(got) != 2 || got[0].Retry == "" || got[1].Event != "auth-expired" {
 				t.Errorf("stream %d: frames %v, want the retry hint then event auth-expired", i, got)
 			}
-			if s.err != io.EOF {
-				t.Errorf("stream %d: body ended with %v, want a clean end (EOF)", i, s.err)
+			if s.Err() != io.EOF {
+				t.Errorf("stream %d: body ended with %v, want a clean end (EOF)", i, s.Err())
 			}
 		}
 	})
@@ -55,25 +53,22 @@ func TestExpiryDuringReplay(t *testing.T) {
 			granted <- until
 			return until, err
 		}})
-		e.store.add("a", 6)
-		open := e.store.gateReads("a", hub.ID{Ms: 2}) // the replay stops after its first page until open
+		e.store.Add("a", 6)
+		open := e.store.GateReads("a", hub.ID{Ms: 2}) // the replay stops after its first page until open
 		t.Cleanup(open)
 		s := e.open(t, "topic=a&ttl=300ms", "0-0")
 		for _, want := range []string{"1-0", "2-0"} {
-			if f := s.nextEvent(wait); f.id != want {
+			if f := s.NextEvent(wait); f.ID != want {
 				t.Fatalf("replay from 0-0: frame %v, want id %s", f, want)
 			}
 		}
 		<-time.After(time.Until(<-granted) + 10*time.Millisecond) // the permission ends while the replay waits
 		open()
-		got, ended := s.ended(wait)
-		if !ended {
-			t.Fatalf("stream still open %v after its permission ended mid-replay (frames %v)", wait, got)
-		}
+		got := s.UntilEnd(wait)
 		var events []string
 		for _, f := range got {
-			if f.comment == "" && f.retry == "" {
-				events = append(events, f.event+" "+f.id)
+			if f.Comment == "" && f.Retry == "" {
+				events = append(events, f.Event+" "+f.ID)
 			}
 		}
 		if want := []string{"auth-expired "}; !slices.Equal(events, want) {
@@ -88,13 +83,13 @@ func TestQuietLongerThanWriteTimeout(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{WriteTimeout: 100 * time.Millisecond, Heartbeat: 500 * time.Millisecond})
 		s := e.open(t, "topic=a", "0-0")
-		s.next(wait) // retry
-		if f := s.next(wait); f.comment != "heartbeat" {
+		s.Next(wait) // retry
+		if f := s.Next(wait); f.Comment != "heartbeat" {
 			t.Fatalf("after 500ms of quiet: frame %v, want :heartbeat", f)
 		}
 		<-time.After(250 * time.Millisecond) // quiet again, for more than the write timeout
-		e.hub.Broadcast(e.store.add("a", 1)[0])
-		if f := s.nextEvent(wait); f.id != "1-0" {
+		e.hub.Broadcast(e.store.Add("a", 1)[0])
+		if f := s.NextEvent(wait); f.ID != "1-0" {
 			t.Fatalf("event after quiet: frame %v, want id 1-0", f)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/ssetest"
 )
 
 const wait = 5 * time.Second
@@ -89,15 +90,14 @@ func TestEventsHeadersAndRetryHintFirst(t *testing.T) {
 					t.Errorf("GET /events: header %s = %q, want %q", k, got, want)
 				}
 			}
-			s := &sseStream{t: t, resp: resp, frames: make(chan frame, 16), done: make(chan struct{})}
-			go s.read()
-			f := s.next(wait) // the hint is flushed at once, before anything else happens
+			s := ssetest.Read(t, resp)
+			f := s.Next(wait) // the hint is flushed at once, before anything else happens
 			d := retryMillis(t, f)
 			if d < 500*time.Millisecond || d >= 1500*time.Millisecond {
 				t.Errorf("first frame retry: %v, want in [500ms, 1500ms) for Retry=1s", d)
 			}
 			seen[d] = true
-			s.close()
+			s.Close()
 		}
 		if len(seen) < 2 {
 			t.Errorf("8 connections all got retry %v: no jitter", seen)
@@ -118,20 +118,20 @@ func TestJitterRange(t *testing.T) {
 func TestEventsReplayThenLive(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{})
-		e.store.add("a", 5)
+		e.store.Add("a", 5)
 		// The header wins over the query: EventSource resends the first URL on reconnect.
 		s := e.open(t, "topic=a&last_event_id=4-0", "2-0")
 		var got []string
 		for range 3 {
-			got = append(got, s.nextEvent(wait).id)
+			got = append(got, s.NextEvent(wait).ID)
 		}
-		for _, ev := range e.store.add("a", 2) {
+		for _, ev := range e.store.Add("a", 2) {
 			e.hub.Broadcast(ev)
 		}
 		for range 2 {
-			f := s.nextEvent(wait)
-			got = append(got, f.id)
-			if f.event != "progress" || len(f.data) != 1 || !strings.Contains(f.data[0], `"n":`+strings.TrimSuffix(f.id, "-0")) {
+			f := s.NextEvent(wait)
+			got = append(got, f.ID)
+			if f.Event != "progress" || strings.Contains(f.Data, "\n") || !strings.Contains(f.Data, `"n":`+strings.TrimSuffix(f.ID, "-0")) {
 				t.Errorf("live frame %v, want event progress and its data", f)
 			}
 		}
@@ -144,22 +144,22 @@ func TestEventsReplayThenLive(t *testing.T) {
 func TestEventsQueryCursorAndHistory(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{MaxHistory: 3})
-		e.store.add("a", 10)
+		e.store.Add("a", 10)
 		s := e.open(t, "topic=a&last_event_id=8-0", "")
 		for _, want := range []string{"9-0", "10-0"} {
-			if f := s.nextEvent(wait); f.id != want {
+			if f := s.NextEvent(wait); f.ID != want {
 				t.Errorf("last_event_id=8-0: frame %v, want id %s", f, want)
 			}
 		}
 		h := e.open(t, "topic=a&history=50", "") // capped at MaxHistory
 		for _, want := range []string{"8-0", "9-0", "10-0"} {
-			if f := h.nextEvent(wait); f.id != want {
+			if f := h.NextEvent(wait); f.ID != want {
 				t.Errorf("history=50 with MaxHistory 3: frame %v, want id %s", f, want)
 			}
 		}
-		e.hub.Broadcast(e.store.add("a", 1)[0])
-		for _, st := range []*sseStream{s, h} {
-			if f := st.nextEvent(wait); f.id != "11-0" {
+		e.hub.Broadcast(e.store.Add("a", 1)[0])
+		for _, st := range []*ssetest.Client{s, h} {
+			if f := st.NextEvent(wait); f.ID != "11-0" {
 				t.Errorf("after replay, live frame %v, want id 11-0", f)
 			}
 		}
@@ -170,17 +170,17 @@ func TestEventsEphemeralAndReset(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{})
 		s := e.open(t, "topic=a", "")
-		if f := s.next(wait); f.retry == "" {
+		if f := s.Next(wait); f.Retry == "" {
 			t.Fatalf("first frame %v, want the retry hint", f)
 		}
 		e.hub.Broadcast(&hub.Event{Topic: "a", Type: "progress", Data: []byte("{\"x\":\n1}"), Source: hub.SourceEphemeral})
 		e.hub.Broadcast(hub.NewReset("a", hub.ResetLost, hub.ID{}))
-		f := s.nextEvent(wait)
-		if f.hasID || f.event != "progress" || !slices.Equal(f.data, []string{`{"x":`, "1}"}) {
+		f := s.NextEvent(wait)
+		if f.HasID || f.Event != "progress" || f.Data != "{\"x\":\n1}" {
 			t.Errorf("ephemeral frame %v, want no id, event progress, data split at the line break", f)
 		}
-		f = s.nextEvent(wait)
-		if f.hasID || f.event != "reset" || !strings.Contains(strings.Join(f.data, ""), `"reason":"history-lost"`) {
+		f = s.NextEvent(wait)
+		if f.HasID || f.Event != "reset" || !strings.Contains(f.Data, `"reason":"history-lost"`) {
 			t.Errorf("reset frame %v, want no id, event reset with its reason", f)
 		}
 	})
@@ -191,15 +191,15 @@ func TestEventsHeartbeatWhenQuiet(t *testing.T) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{Heartbeat: 50 * time.Millisecond})
 		start := time.Now()
 		s := e.open(t, "topic=a", "")
-		s.next(wait) // retry
-		if f := s.next(wait); f.comment != "heartbeat" {
+		s.Next(wait) // retry
+		if f := s.Next(wait); f.Comment != "heartbeat" {
 			t.Fatalf("quiet stream: frame %v, want :heartbeat", f)
 		}
 		// A heartbeat may come up to one wheel tick early (beatEvery), so that no stream is silent longer than 50ms.
 		if d, least := time.Since(start), 50*time.Millisecond-beatEvery(50*time.Millisecond); d < least {
 			t.Errorf("heartbeat after %v of quiet, want at least %v", d, least)
 		}
-		if f := s.next(wait); f.comment != "heartbeat" {
+		if f := s.Next(wait); f.Comment != "heartbeat" {
 			t.Fatalf("still quiet: frame %v, want a second :heartbeat", f)
 		}
 	})
@@ -214,11 +214,11 @@ func TestEventsNoHeartbeatWhileEventsFlow(t *testing.T) {
 		// From the start of the stream: a fresh stream begins at the newest event when its subscription goes live, so an
 		// event broadcast before that would be skipped and the test would wait for it into a heartbeat.
 		s := e.open(t, "topic=a", "0-0")
-		s.next(wait) // retry
+		s.Next(wait) // retry
 		for end := time.Now().Add(3 * hb); time.Now().Before(end); {
-			e.hub.Broadcast(e.store.add("a", 1)[0])
-			f := s.next(wait) // each event is written before the next one is published
-			if f.comment != "" {
+			e.hub.Broadcast(e.store.Add("a", 1)[0])
+			f := s.Next(wait) // each event is written before the next one is published
+			if f.Comment != "" {
 				t.Fatalf("heartbeat %v while an event was written every few ms (heartbeat %v)", f, hb)
 			}
 			time.Sleep(5 * time.Millisecond) // pace the publisher
@@ -229,25 +229,22 @@ func TestEventsNoHeartbeatWhileEventsFlow(t *testing.T) {
 func TestEventsEndOnHubClose(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{Retry: 2 * time.Second})
-		e.store.holdTopic("held") // its stream is still in its replay, waiting for the live feed, when the hub closes
-		streams := []*sseStream{e.open(t, "topic=a", ""), e.open(t, "topic=a&topic=b", ""), e.open(t, "topic=held", "")}
+		e.store.Hold("held") // its stream is still in its replay, waiting for the live feed, when the hub closes
+		streams := []*ssetest.Client{e.open(t, "topic=a", ""), e.open(t, "topic=a&topic=b", ""), e.open(t, "topic=held", "")}
 		for _, s := range streams {
-			s.next(wait) // retry hint: the stream is open
+			s.Next(wait) // retry hint: the stream is open
 		}
 		e.hub.Close()
 		for i, s := range streams {
-			got, ended := s.ended(wait)
-			if !ended {
-				t.Fatalf("stream %d did not end within %v of hub.Close (frames: %v)", i, wait, got)
-			}
-			if len(got) != 1 || got[0].retry == "" {
+			got := s.UntilEnd(wait)
+			if len(got) != 1 || got[0].Retry == "" {
 				t.Fatalf("stream %d ended with frames %v, want exactly one retry hint", i, got)
 			}
 			if d := retryMillis(t, got[0]); d < time.Second || d >= 3*time.Second {
 				t.Errorf("stream %d: closing retry %v, want in [1s, 3s)", i, d)
 			}
-			if s.err != io.EOF {
-				t.Errorf("stream %d: body ended with %v, want a clean end (EOF)", i, s.err)
+			if s.Err() != io.EOF {
+				t.Errorf("stream %d: body ended with %v, want a clean end (EOF)", i, s.Err())
 			}
 		}
 		resp := e.get(t, "topic=a", nil)
@@ -261,22 +258,22 @@ func TestEventsEndOnHubClose(t *testing.T) {
 func TestEventsMultiTopicCursor(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{})
-		e.store.add("a", 3)
-		e.store.add("b", 3)
+		e.store.Add("a", 3)
+		e.store.Add("b", 3)
 		s := e.open(t, "topic=a&topic=b&topic=a", "a=1-0;b=2-0") // a duplicate topic counts once
 		var last string
 		var got []string
 		for range 3 {
-			f := s.nextEvent(wait)
-			got, last = append(got, f.id), f.id
+			f := s.NextEvent(wait)
+			got, last = append(got, f.ID), f.ID
 		}
 		if want := []string{"a=2-0;b=2-0", "a=3-0;b=2-0", "b=3-0;a=3-0"}; !slices.Equal(got, want) {
 			t.Errorf("Last-Event-ID a=1-0;b=2-0: ids %q, want %q", got, want)
 		}
-		s.close()
-		e.hub.Broadcast(e.store.add("b", 1)[0]) // published while the client is away
+		s.Close()
+		e.hub.Broadcast(e.store.Add("b", 1)[0]) // published while the client is away
 		r := e.open(t, "topic=a&topic=b", last)
-		if f := r.nextEvent(wait); f.id != "b=4-0;a=3-0" || !strings.Contains(f.data[0], `"b"`) {
+		if f := r.NextEvent(wait); f.ID != "b=4-0;a=3-0" || !strings.Contains(f.Data, `"b"`) {
 			t.Errorf("reconnect with %q: frame %v, want b's 4-0 with cursor b=4-0;a=3-0", last, f)
 		}
 	})
@@ -287,17 +284,17 @@ func TestEventsMultiTopicCursor(t *testing.T) {
 func TestEventsMultiTopicCursorNotAheadOfFrames(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{})
-		e.store.holdTopic("a")
+		e.store.Hold("a")
 		s := e.open(t, "topic=a&topic=b", "")
-		s.next(wait) // retry: the subscription exists, Start waits for a's live feed
+		s.Next(wait) // retry: the subscription exists, Start waits for a's live feed
 		a := &hub.Event{Topic: "a", ID: hub.ID{Ms: 1}, IDText: "1-0", Type: "progress", Data: []byte(`1`)}
 		b := &hub.Event{Topic: "b", ID: hub.ID{Ms: 1}, IDText: "1-0", Type: "progress", Data: []byte(`2`)}
 		e.hub.Broadcast(a) // both queue up and are written as one batch
 		e.hub.Broadcast(b)
-		e.store.release("a")
-		first, second := s.nextEvent(wait), s.nextEvent(wait)
-		if first.id != "a=1-0;b=0-0" || second.id != "b=1-0;a=1-0" {
-			t.Errorf("frames %q then %q, want a=1-0;b=0-0 then b=1-0;a=1-0: the first must not claim b's 1-0", first.id, second.id)
+		e.store.Release("a")
+		first, second := s.NextEvent(wait), s.NextEvent(wait)
+		if first.ID != "a=1-0;b=0-0" || second.ID != "b=1-0;a=1-0" {
+			t.Errorf("frames %q then %q, want a=1-0;b=0-0 then b=1-0;a=1-0: the first must not claim b's 1-0", first.ID, second.ID)
 		}
 	})
 }
@@ -342,11 +339,8 @@ func TestEventsAuthorize(t *testing.T) {
 
 		set(time.Now().Add(100*time.Millisecond), nil)
 		s := e.open(t, "topic=a", "")
-		got, ended := s.ended(wait)
-		if !ended {
-			t.Fatalf("stream with permission until +100ms still open after %v", wait)
-		}
-		if len(got) != 2 || got[1].event != "auth-expired" {
+		got := s.UntilEnd(wait)
+		if len(got) != 2 || got[1].Event != "auth-expired" {
 			t.Errorf("expiring permission: frames %v, want the retry hint then event auth-expired", got)
 		}
 	})

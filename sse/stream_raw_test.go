@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/hub/hubtest"
+	"github.com/syncverse/hub/internal/ssetest"
 )
 
 // rawGET sends a GET for path on a connection of its own, closed at the end of the test, and reads nothing.
@@ -69,17 +71,17 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 	e := newEnv(t, Config{})
 	const n = 20
-	streams := make([]*sseStream, n)
+	streams := make([]*ssetest.Client, n)
 	for i := range streams {
 		streams[i] = e.open(t, "topic=a", "0-0") // from the start: a fresh stream would skip events sent before it is live
-		streams[i].next(wait)                    // the retry hint
+		streams[i].Next(wait)                    // the retry hint
 	}
-	for _, ev := range e.store.add("a", 3) {
+	for _, ev := range e.store.Add("a", 3) {
 		e.hub.Broadcast(ev)
 	}
 	for _, s := range streams {
 		for range 3 {
-			s.nextEvent(wait)
+			s.NextEvent(wait)
 		}
 	}
 	eventually(t, "raw streams still have writers or handlers", func() bool {
@@ -93,7 +95,7 @@ func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 		t.Errorf("%d readers for %d idle streams, want %d", got, n, want)
 	}
 	for _, s := range streams {
-		s.close()
+		s.Close()
 	}
 	eventually(t, "streams still open after their clients went away", func() bool {
 		e.hd.reg.mu.Lock()
@@ -125,7 +127,7 @@ func TestClientBytesAfterTheRequestDoNotEndTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)
-	e.hub.Broadcast(e.store.add("a", 1)[0])
+	e.hub.Broadcast(e.store.Add("a", 1)[0])
 	readUntil("id: 1-0")
 }
 
@@ -134,11 +136,11 @@ func TestClientBytesAfterTheRequestDoNotEndTheStream(t *testing.T) {
 func TestRawStreamOutlivesItsWriteTimeout(t *testing.T) {
 	e := newEnv(t, Config{WriteTimeout: 50 * time.Millisecond})
 	s := e.open(t, "topic=a", "0-0")
-	e.hub.Broadcast(e.store.add("a", 1)[0])
-	s.nextEvent(wait)
+	e.hub.Broadcast(e.store.Add("a", 1)[0])
+	s.NextEvent(wait)
 	time.Sleep(200 * time.Millisecond)
-	e.hub.Broadcast(e.store.add("a", 1)[0])
-	if f := s.nextEvent(wait); f.id != "2-0" {
+	e.hub.Broadcast(e.store.Add("a", 1)[0])
+	if f := s.NextEvent(wait); f.ID != "2-0" {
 		t.Fatalf("after 4 write timeouts of quiet: %v, want event 2-0", f)
 	}
 }
@@ -154,9 +156,9 @@ func TestStalledClientsDoNotHoldTheWorkers(t *testing.T) {
 	big := strings.Repeat("x", 16<<10)
 	const n = 400 // 6.4 MB: more than a loopback socket pair buffers, less than 256 queued events hold
 	for i := range n {
-		ev := e.store.addData("a", func(n uint64) []byte { return []byte(`{"n":` + strconv.Itoa(int(n)) + `,"pad":"` + big + `"}`) })
+		ev := e.store.AddData("a", func(n uint64) []byte { return []byte(`{"n":` + strconv.Itoa(int(n)) + `,"pad":"` + big + `"}`) })
 		e.hub.Broadcast(ev)
-		if f := s.nextEvent(wait); f.id != ev.IDText {
+		if f := s.NextEvent(wait); f.ID != ev.IDText {
 			t.Fatalf("event %d: reading client got %v, want %s", i, f, ev.IDText)
 		}
 	}
@@ -167,7 +169,7 @@ func TestStalledClientsDoNotHoldTheWorkers(t *testing.T) {
 
 // A shutdown that runs out of time cuts the streams still open and waits for their goroutines.
 func TestShutdownCutsStreamsWhenTimeRunsOut(t *testing.T) {
-	h := hub.New(newMemStore(), hub.Config{})
+	h := hub.New(hubtest.NewStore(), hub.Config{})
 	hd := New(h, Config{})
 	srv := httptest.NewServer(hd)
 	defer srv.Close()

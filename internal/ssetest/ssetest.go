@@ -32,6 +32,7 @@ type Client struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	ended  chan struct{}
+	err    error // why reading ended (io.EOF: the server ended the body cleanly); set before ended is closed
 }
 
 // Open connects to base+/events with the query and Last-Event-ID (when not empty).
@@ -64,6 +65,18 @@ func Get(t testing.TB, client *http.Client, url string, hdr http.Header) *Client
 		cancel()
 		t.Fatalf("GET %s: %v", url, err)
 	}
+	return read(ctx, cancel, t, resp)
+}
+
+// Read reads a stream whose response the test opened itself (to check its headers first, say). Close, or the end
+// of the test, closes the body.
+func Read(t testing.TB, resp *http.Response) *Client {
+	ctx, cancel := context.WithCancel(context.Background())
+	context.AfterFunc(ctx, func() { resp.Body.Close() })
+	return read(ctx, cancel, t, resp)
+}
+
+func read(ctx context.Context, cancel context.CancelFunc, t testing.TB, resp *http.Response) *Client {
 	c := &Client{t: t, Status: resp.StatusCode, Header: resp.Header, Proto: resp.Proto, frames: make(chan Frame, 4096),
 		ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	if resp.StatusCode != http.StatusOK {
@@ -90,6 +103,7 @@ func (c *Client) read(body io.ReadCloser) {
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
+			c.err = err
 			return
 		}
 		line = strings.TrimSuffix(line, "\n")
@@ -134,6 +148,16 @@ func (c *Client) emit(f Frame) bool {
 
 // Frames is every frame as it comes, comments included; it is closed when the stream ends.
 func (c *Client) Frames() <-chan Frame { return c.frames }
+
+// Err is why reading ended: io.EOF when the server ended the body cleanly. It is nil while the stream is open.
+func (c *Client) Err() error {
+	select {
+	case <-c.ended:
+		return c.err
+	default:
+		return nil
+	}
+}
 
 // Close ends the stream.
 func (c *Client) Close() {
