@@ -38,7 +38,9 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 	out, logs := &syncBuffer{}, &syncBuffer{}
 	done := make(chan error, 1)
 	listening := make(chan string, 1)
-	go func() { done <- run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url }) }()
+	go func() {
+		done <- run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url })
+	}()
 	select {
 	case err := <-done:
 		return err, logs.String()
