@@ -140,19 +140,16 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	}
 	sec.LogMode(log, cfg)
 	p.sec = sec
-	p.sub = pubsub.NewSubscriber(rdb, pubsub.SubscriberConfig{
-		Prefix: cfg.Redis.Prefix, MaxEventBytes: cfg.Limits.MaxEventBytes, TailCheck: cfg.Redis.TailCheck,
-		MaxPageBytes: cfg.Limits.MaxPageBytes, MaxReads: cfg.Limits.MaxStoreReads, MaxSnapshot: cfg.Limits.MaxSnapshotBytes,
-		Logger: log, Registerer: p.reg, Sharded: cfg.Redis.ShardedPubSub,
-	})
-	p.hub = hub.New(p.sub, hub.Config{ClientBuffer: cfg.SSE.ClientBuffer, MaxReplay: cfg.Limits.MaxReplay, Metrics: hm, Logger: log})
+	subCfg := cfg.SubscriberConfig()
+	subCfg.Logger, subCfg.Registerer = log, p.reg
+	p.sub = pubsub.NewSubscriber(rdb, subCfg)
+	hubCfg := cfg.HubConfig()
+	hubCfg.Metrics, hubCfg.Logger = hm, log
+	p.hub = hub.New(p.sub, hubCfg)
 	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
-	p.events = sse.New(p.hub, sse.Config{
-		Heartbeat: cfg.SSE.Heartbeat, Retry: cfg.SSE.Retry, WriteTimeout: cfg.SSE.WriteTimeout,
-		MaxTopics: cfg.Limits.MaxTopicsPerStream, MaxCursorBytes: cfg.Limits.MaxCursorBytes,
-		MaxHistory: cfg.Limits.MaxReplay, NoDetach: !cfg.SSE.Detach, Logger: log, Metrics: sse.NewMetrics(p.reg),
-		Admit: sec.AdmitStream, Authorize: sec.AuthorizeStream,
-	})
+	evCfg := cfg.EventsConfig()
+	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(p.reg), sec.AdmitStream, sec.AuthorizeStream
+	p.events = sse.New(p.hub, evCfg)
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
 			Logger: log, Events: p.events, Security: sec}),
@@ -190,14 +187,9 @@ func (p *parts) shutdown(timeout time.Duration, log zerolog.Logger) error {
 
 // newPublisher is the publisher of serve and of hub publish; m counts what it answers (nil: nowhere).
 func newPublisher(cfg config.Config, rdb redis.UniversalClient, m *pubsub.PublishMetrics) *pubsub.Publisher {
-	retry := cfg.Redis.PublishRetry
-	if retry == 0 {
-		retry = -1 // the Publisher's zero value means its default; the configuration's 0 means none
-	}
-	return pubsub.NewPublisher(rdb, pubsub.PublisherConfig{
-		Prefix: cfg.Redis.Prefix, MaxLen: cfg.History.MaxLen, MaxAge: cfg.History.MaxAge, MaxEventBytes: cfg.Limits.MaxEventBytes,
-		Sharded: cfg.Redis.ShardedPubSub, IdempotencyTTL: cfg.History.IdempotencyTTL, RetryBudget: retry, Metrics: m,
-	})
+	pc := cfg.PublisherConfig()
+	pc.Metrics = m
+	return pubsub.NewPublisher(rdb, pc)
 }
 
 // openRedis connects to redis.url, or starts the embedded Redis-compatible server (miniredis) when it is empty, so
