@@ -13,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth/authtest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // outcomes records what OnRefresh reports.
@@ -36,16 +37,6 @@ func runVerifier(t *testing.T, v *Verifier) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, with a deadline
-	}
-}
-
 func accepts(v *Verifier, tok string) bool { _, err := v.Verify(tok); return err == nil }
 
 // The IdP rotates its keys while the hub runs: a new kid is accepted at once, a removed key is refused after the
@@ -60,7 +51,7 @@ func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	eventually(t, "the first fetch", func() bool { return !v.KeysFetched().IsZero() })
+	testutil.Eventually(t, 10*time.Second, "the first fetch", func() bool { return !v.KeysFetched().IsZero() })
 	c := validClaims(Grant{Subscribe: []string{"a"}})
 	for _, kid := range []string{"r1", "e1"} {
 		if _, err := v.Verify(idp.Sign(t, kid, c)); err != nil {
@@ -74,7 +65,7 @@ func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
 	}
 	old := idp.Sign(t, "r1", c)
 	idp.Remove("r1")
-	eventually(t, "the removed key r1 refused", func() bool { return !accepts(v, old) })
+	testutil.Eventually(t, 10*time.Second, "the removed key r1 refused", func() bool { return !accepts(v, old) })
 	if _, err := v.Verify(old); err == nil || !strings.Contains(err.Error(), `kid "r1"`) {
 		t.Errorf("Verify(removed kid) = %v, want a refusal naming the kid", err)
 	}
@@ -89,7 +80,7 @@ func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
 	} {
 		before := seen.get(fail.outcome)
 		idp.Set(fail.f)
-		eventually(t, fail.name+": a failed refresh", func() bool { return seen.get(fail.outcome) >= before+2 })
+		testutil.Eventually(t, 10*time.Second, fail.name+": a failed refresh", func() bool { return seen.get(fail.outcome) >= before+2 })
 		for _, kid := range []string{"r2", "e1"} {
 			if _, err := v.Verify(idp.Sign(t, kid, c)); err != nil {
 				t.Errorf("%s: Verify(%s) = %v, want the last good keys still in force", fail.name, kid, err)
@@ -112,7 +103,7 @@ func TestJWKSURLDownAtStart(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	eventually(t, "a failed fetch", func() bool { return seen.get(RefreshError) > 0 })
+	testutil.Eventually(t, 10*time.Second, "a failed fetch", func() bool { return seen.get(RefreshError) > 0 })
 	tok := idp.Sign(t, "r1", validClaims(Grant{Subscribe: []string{"a"}}))
 	_, err = v.Verify(tok)
 	var ae *Error
@@ -124,7 +115,7 @@ func TestJWKSURLDownAtStart(t *testing.T) {
 		t.Errorf("KeysFetched() = %v before any good fetch, want zero", v.KeysFetched())
 	}
 	idp.Set(func(s *authtest.State) { s.Down = false })
-	eventually(t, "the token accepted once the IdP is back", func() bool { return accepts(v, tok) })
+	testutil.Eventually(t, 10*time.Second, "the token accepted once the IdP is back", func() bool { return accepts(v, tok) })
 }
 
 // An unknown kid makes the hub fetch the set at most once per JWKSRefetch, however many tokens name one.
@@ -168,7 +159,7 @@ func TestJWKSURLHonoursMaxAge(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	eventually(t, "a second fetch within max-age=1", func() bool { return idp.Hits() >= 2 })
+	testutil.Eventually(t, 10*time.Second, "a second fetch within max-age=1", func() bool { return idp.Hits() >= 2 })
 	for in, want := range map[string]time.Duration{"max-age=60": time.Minute, "no-cache, MAX-AGE=\"5\"": 5 * time.Second,
 		"no-store": 0, "max-age=-1": 0, "max-age=x": 0} {
 		if got := maxAge([]string{in}); got != want {

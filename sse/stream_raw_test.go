@@ -18,6 +18,7 @@ import (
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/hub/hubtest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // rawGET sends a GET for path on a connection of its own, closed at the end of the test, and reads nothing.
@@ -54,18 +55,6 @@ func goroutinesIn(fn string) int {
 	return count
 }
 
-// eventually polls cond until it holds or wait passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", wait, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // An idle HTTP/1.1 stream keeps no goroutine: no handler, no writer, and on Linux no reader either (the wheel's
 // epoll set notices the client leaving); elsewhere one reader parked in a 1-byte read.
 func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
@@ -84,7 +73,7 @@ func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 			s.NextEvent(wait)
 		}
 	}
-	eventually(t, "raw streams still have writers or handlers", func() bool {
+	testutil.Eventually(t, wait, "raw streams still have writers or handlers", func() bool {
 		return goroutinesIn("sse.(*rawStream).run") == 0 && goroutinesIn("sse.(*Handler).ServeHTTP") == 0
 	})
 	want := n
@@ -97,7 +86,7 @@ func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 	for _, s := range streams {
 		s.Close()
 	}
-	eventually(t, "streams still open after their clients went away", func() bool {
+	testutil.Eventually(t, wait, "streams still open after their clients went away", func() bool {
 		e.hd.reg.mu.Lock()
 		defer e.hd.reg.mu.Unlock()
 		return len(e.hd.reg.streams) == 0
@@ -197,7 +186,7 @@ func TestShutdownCutsStreamsWhenTimeRunsOut(t *testing.T) {
 		}
 	}
 	// A goroutine counted done may still be returning: allow it that moment.
-	eventually(t, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*rawStream)") == 0 })
+	testutil.Eventually(t, wait, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*rawStream)") == 0 })
 }
 
 func TestChunkInPlace(t *testing.T) {
