@@ -38,7 +38,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, errUsage):
 		return 2
 	default:
-		fmt.Fprintln(stderr, "hub:", err)
+		for line := range strings.SplitSeq(err.Error(), "\n") { // every problem on a line of its own
+			fmt.Fprintln(stderr, "hub:", line)
+		}
 		return 1
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -155,10 +156,15 @@ func (c *fileCheck) want(n *yaml.Node, kind yaml.Kind, key string) bool {
 
 // scalar checks a single value by decoding it as yaml would, and says what is wrong in the file's terms.
 func (c *fileCheck) scalar(n *yaml.Node, t reflect.Type, key string) {
+	v := n.Value
+	isInt := t.Kind() == reflect.Int || t.Kind() == reflect.Int64
+	if f, err := strconv.ParseFloat(v, 64); isInt && t != durationType && err == nil && f != math.Trunc(f) {
+		c.fail(n, "%s: %q is not a whole number", key, v) // yaml would cut it to one silently
+		return
+	}
 	if n.Decode(reflect.New(t).Interface()) == nil {
 		return
 	}
-	v := n.Value
 	switch {
 	case t == durationType && isNumber(v):
 		c.fail(n, "%s: %q needs a unit, e.g. %ss", key, v, v)
@@ -166,9 +172,9 @@ func (c *fileCheck) scalar(n *yaml.Node, t reflect.Type, key string) {
 		c.fail(n, "%s: %q is not a duration, e.g. 15s, 500ms or 1m30s", key, v)
 	case t.Kind() == reflect.Bool:
 		c.fail(n, "%s: %q is not true or false", key, v)
-	case (t.Kind() == reflect.Int || t.Kind() == reflect.Int64) && isNumber(v):
-		c.fail(n, "%s: %q is not a whole number", key, v)
-	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64 || t.Kind() == reflect.Float64:
+	case isInt && isNumber(v):
+		c.fail(n, "%s: %q is out of range", key, v)
+	case isInt || t.Kind() == reflect.Float64:
 		c.fail(n, "%s: %q is not a number", key, v)
 	default:
 		c.fail(n, "%s: %q is not a %s", key, v, t)
@@ -187,11 +193,29 @@ func join(prefix, key string) string {
 	return prefix + "." + key
 }
 
-// suggest names the closest known key when it is near enough to be the one meant.
+// suggest names the known key nearest to key when it is near enough to be the one meant: a few letters off, or
+// starting the same way (max_conns for max_connections).
 func suggest(key string, known []string) string {
-	best := closest(key, known)
-	if best == "" || editDistance(key, best) > max(2, len(key)/3) {
+	best, bestDist, bestSame := "", 0, 0
+	for _, k := range known {
+		d, same := editDistance(key, k), commonPrefix(lastPart(key), lastPart(k))
+		near := d <= max(2, len(key)/3) || same >= 4 && 2*same >= len(lastPart(key))
+		if near && (best == "" || d < bestDist || d == bestDist && same > bestSame) {
+			best, bestDist, bestSame = k, d, same
+		}
+	}
+	if best == "" {
 		return ""
 	}
 	return " (did you mean " + best + "?)"
+}
+
+func lastPart(key string) string { return key[strings.LastIndexByte(key, '.')+1:] }
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < min(len(a), len(b)) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
