@@ -11,7 +11,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
@@ -41,7 +40,7 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 		return err
 	}
 	log := newLogger(cfg.Log, stderr)
-	rdb, closeRedis, err := openRedis(cfg.Redis, log)
+	rdb, closeRedis, err := openRedis(cfg.Redis, *demoOn, log)
 	if err != nil {
 		return err
 	}
@@ -50,13 +49,16 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 	if err != nil {
 		return err
 	}
-	if err := p.listen(ctx, cfg, log); err != nil {
+	if err := p.listen(ctx, cfg, *demoOn, log); err != nil {
 		return err
 	}
 	url := p.scheme + "://" + p.ln.Addr().String()
 	// The bound URL on stdout for a parent that started the hub on :0, as JSON like every other line it writes.
 	fmt.Fprintf(stdout, "{\"message\":\"hub listening\",\"url\":%q}\n", url)
 	log.Info().Str("addr", p.ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
+	if *demoOn {
+		log.Info().Str("url", url+"/?topic=demo").Msg("demo: simulated agents publish on topic demo; open the console")
+	}
 	listening(url)
 
 	// bg outlives ctx: the subscriber keeps feeding the hub while the streams drain, and stops last.
@@ -113,8 +115,8 @@ type parts struct {
 }
 
 // listen opens the hub's listener and, when metrics.listen asks for one, the metrics listener.
-func (p *parts) listen(ctx context.Context, cfg config.Config, log zerolog.Logger) error {
-	ln, err := server.Listen(ctx, cfg.Listen, cfg.SSE.WriteTimeout)
+func (p *parts) listen(ctx context.Context, cfg config.Config, demo bool, log zerolog.Logger) error {
+	ln, err := openListener(ctx, cfg, demo, log)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -194,12 +196,12 @@ func newPublisher(cfg config.Config, rdb redis.UniversalClient, m *pubsub.Publis
 
 // openRedis connects to redis.url, or starts the embedded Redis-compatible server (miniredis) when it is empty, so
 // the hub runs on a machine without Redis and agents or redis-cli can still publish to it.
-func openRedis(cfg config.RedisConfig, log zerolog.Logger) (redis.UniversalClient, func(), error) {
+func openRedis(cfg config.RedisConfig, demo bool, log zerolog.Logger) (redis.UniversalClient, func(), error) {
 	url, stopEmbedded := cfg.URL, func() {}
 	if url == "" {
-		m := miniredis.NewMiniRedis()
-		if err := m.StartAddr(cfg.EmbeddedAddr); err != nil {
-			return nil, nil, fmt.Errorf("start the embedded Redis on %s (set redis.url to use a real one): %w", cfg.EmbeddedAddr, err)
+		m, err := startEmbedded(cfg.EmbeddedAddr, demo, log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start the embedded Redis: %w", err)
 		}
 		log.Warn().Str("addr", m.Addr()).Msg("redis.url is empty: using the embedded Redis-compatible server (development only; nothing survives a restart)")
 		url, stopEmbedded = "redis://"+m.Addr()+"/0", m.Close
