@@ -61,6 +61,7 @@ type load struct {
 	opened, done            sync.WaitGroup // every client calls each once
 	dialing                 chan struct{}  // a slot per connection being opened, released once it is open
 	lat                     *histogram     // publish-to-receive latency, nil when not measured
+	meter                   *meter         // the run so far, for the progress line
 	beats                   atomic.Int64
 }
 
@@ -272,6 +273,7 @@ func (c *client) field(line []byte, now time.Time) {
 	case bytes.HasPrefix(line, []byte("retry: ")):
 		if c.opened.IsZero() {
 			c.opened = now
+			c.run.meter.opened()
 		}
 	}
 }
@@ -282,6 +284,7 @@ func (c *client) event(now time.Time) {
 	if c.hasID {
 		if !c.lastID.Less(c.frameID) {
 			c.disorder++
+			c.run.meter.violation()
 		}
 		c.lastID = c.frameID
 	}
@@ -292,17 +295,20 @@ func (c *client) event(now time.Time) {
 	idx := int(c.p)*c.run.perPub + int(c.s)
 	if c.got[idx/64]&(1<<(idx%64)) != 0 {
 		c.dups++
+		c.run.meter.violation()
 		return
 	}
 	c.got[idx/64] |= 1 << (idx % 64)
 	if c.s <= c.lastSeq[c.p] {
 		c.disorder++
+		c.run.meter.violation()
 	}
 	c.lastSeq[c.p] = c.s
 	if c.received == 0 {
 		c.first = now
 	}
 	c.received++
+	c.run.meter.delivered()
 	if c.run.lat != nil && c.t > 0 {
 		c.run.lat.add(now.UnixNano() - c.t)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -90,8 +91,15 @@ func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	opt.PoolSize = max(opt.PoolSize, 2*o.publishers)
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	b := &benchRun{o: o, t: t, rdb: rdb, pub: pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: o.prefix})}
+	b := &benchRun{o: o, t: t, rdb: rdb, pub: pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: o.prefix}), m: &meter{}}
+	var w io.Writer // the progress line's: a terminal's stderr, without --json
+	if tty && !o.asJSON {
+		w = stderr
+	}
+	began := time.Now()
+	line := progress.Start(w, progressEvery, func() string { return b.m.line(o, time.Since(began)) })
 	res, err := o.scenarioRun(ctx, b)
+	line.Stop()
 	if err != nil {
 		return err
 	}

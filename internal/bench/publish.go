@@ -19,6 +19,7 @@ type publishing struct {
 	rate    float64 // events per second, all publishers together; 0 = as fast as Redis takes them
 	payload int
 	batch   int // most events per pipeline
+	meter   *meter
 
 	ok        []bool // per event index, whether the script stored it; read after run returns
 	firstSent time.Time
@@ -67,6 +68,7 @@ func (p *publishing) one(ctx context.Context, id int) error {
 			for k, err := range errs {
 				if err == nil {
 					p.ok[id*p.perPub+sent+k] = true
+					p.meter.published()
 				} else if firstErr == nil {
 					firstErr = err
 				}

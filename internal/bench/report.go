@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/syncverse/hub/internal/progress"
 )
 
 // histogram records durations in microseconds with about 3 % precision, lock-free, so thousands of clients can
@@ -228,4 +230,78 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 	row("check", "%s: lost %d, duplicated %d, out of order %d, resets %d, clients failed %d",
 		verdict, c.Lost, c.Duplicated, c.OutOfOrder, c.Resets, c.Failed)
 	return tw.Flush()
+}
+
+// progressEvery is how often the progress line is redrawn.
+const progressEvery = 250 * time.Millisecond
+
+// meter is the run so far, for the progress line: clients and publishers count into it as they go, the line reads
+// it. A nil meter counts nothing.
+type meter struct {
+	open, sent, got, bad atomic.Int64
+}
+
+func (m *meter) opened() {
+	if m != nil {
+		m.open.Add(1)
+	}
+}
+
+func (m *meter) published() {
+	if m != nil {
+		m.sent.Add(1)
+	}
+}
+
+func (m *meter) delivered() {
+	if m != nil {
+		m.got.Add(1)
+	}
+}
+
+// violation is a delivery that came twice or out of order.
+func (m *meter) violation() {
+	if m != nil {
+		m.bad.Add(1)
+	}
+}
+
+// line is "fanout 0:04 / ~0:10  conns 1000/1000  published 800/2000  delivered 800k  violations 0".
+func (m *meter) line(o *options, elapsed time.Duration) string {
+	var expected time.Duration
+	target := o.events
+	switch o.scenario {
+	case "fanout", "publish":
+		if o.rate > 0 {
+			expected = time.Duration(float64(o.events) / o.rate * float64(time.Second))
+		}
+	case "idle":
+		expected, target = o.hold, 0
+	case "storm":
+		target = o.replay
+	case "replay":
+		target = o.replay * o.repeat
+	default:
+		target = 0
+	}
+	sent := fmt.Sprint(m.sent.Load())
+	if target > 0 {
+		sent += fmt.Sprintf("/%d", target)
+	}
+	s := o.scenario + " " + progress.Clock(elapsed, expected)
+	if o.scenario != "publish" {
+		s += fmt.Sprintf("  conns %d/%d", m.open.Load(), o.conns)
+	}
+	return s + fmt.Sprintf("  published %s  delivered %s  violations %d", sent, count(m.got.Load()), m.bad.Load())
+}
+
+// count is n in at most four digits and a suffix: 999, 12.3k, 4.5M.
+func count(n int64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1e4:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
 }

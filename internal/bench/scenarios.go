@@ -19,6 +19,7 @@ type benchRun struct {
 	t   *target
 	pub *pubsub.Publisher
 	rdb *redis.Client
+	m   *meter
 }
 
 // fleet is a set of clients streaming under one context; stop ends them and waits for their goroutines.
@@ -130,7 +131,7 @@ func wait(wg *sync.WaitGroup, within time.Duration) bool {
 
 func (b *benchRun) load(topic, lastID string, pubs, perPub, want int) *load {
 	return &load{host: b.t.hostPort(), path: "/events?topic=" + url.QueryEscape(topic), lastEventID: lastID,
-		pubs: pubs, perPub: perPub, want: want}
+		pubs: pubs, perPub: perPub, want: want, meter: b.m}
 }
 
 // anchor publishes the event every client resumes after, so none can miss the first one measured.
@@ -190,5 +191,5 @@ func (b *benchRun) measureCPU(res *Result, fn func()) {
 func (b *benchRun) publishing(topic string, events int, rate float64) *publishing {
 	pubs := min(b.o.publishers, events)
 	return &publishing{pub: b.pub, topic: topic, pubs: pubs, perPub: (events + pubs - 1) / pubs, rate: rate,
-		payload: b.o.payload, batch: b.o.batch}
+		payload: b.o.payload, batch: b.o.batch, meter: b.m}
 }

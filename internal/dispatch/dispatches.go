@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -45,6 +46,8 @@ func runDispatches(ctx context.Context, cfg config, stdout io.Writer) error {
 	reg := registry{locker: locker, prefix: cfg.prefix, fenced: !cfg.noFence}
 
 	began := time.Now()
+	so := newTally(cfg)
+	line := progress.Start(cfg.progress, progressEvery, func() string { return so.line(time.Since(began)) })
 	execs := make([]execution, cfg.dispatches)
 	sem := make(chan struct{}, cfg.concurrency)
 	var wg sync.WaitGroup
@@ -59,10 +62,12 @@ func runDispatches(ctx context.Context, cfg config, stdout io.Writer) error {
 		entity := "entity-" + strconv.Itoa(i%cfg.entities)
 		wg.Go(func() {
 			defer func() { <-sem }()
-			execs[i] = dispatchOne(ctx, cfg, locker, reg, entity, i)
+			execs[i] = dispatchOne(ctx, cfg, locker, reg, entity, i, so)
+			so.finish(execs[i])
 		})
 	}
 	wg.Wait()
+	line.Stop()
 	_ = locker.Close()
 
 	rep := summarize(cfg, execs, time.Since(began), events.snapshot())
@@ -78,7 +83,7 @@ func runDispatches(ctx context.Context, cfg config, stdout io.Writer) error {
 	return nil
 }
 
-func dispatchOne(ctx context.Context, cfg config, locker *lease.Locker, reg registry, entity string, i int) execution {
+func dispatchOne(ctx context.Context, cfg config, locker *lease.Locker, reg registry, entity string, i int, so *tally) execution {
 	ex := execution{entity: entity}
 	ls, err := locker.Acquire(ctx, entity, lease.WithWorkflow("dispatch-"+strconv.Itoa(i)))
 	if err != nil {
@@ -86,6 +91,7 @@ func dispatchOne(ctx context.Context, cfg config, locker *lease.Locker, reg regi
 		return ex
 	}
 	ex.start, ex.fence = time.Now(), ls.Fence()
+	so.begin(entity)
 	work := ls.Context()
 
 	exists, err := reg.exists(work, entity, ex.fence)
@@ -97,6 +103,7 @@ func dispatchOne(ctx context.Context, cfg config, locker *lease.Locker, reg regi
 		}
 	}
 	ex.end = time.Now()
+	so.end(entity)
 	switch {
 	case errors.Is(err, errTableExists):
 		ex.tableErr = true

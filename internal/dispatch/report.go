@@ -7,9 +7,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -220,4 +222,75 @@ func writeJSON(w io.Writer, v any) error {
 func table(w io.Writer) (*tabwriter.Writer, func(k string, v any)) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	return tw, func(k string, v any) { fmt.Fprintf(tw, "  %s\t%v\n", k, v) }
+}
+
+// progressEvery is how often the progress line is redrawn.
+const progressEvery = 250 * time.Millisecond
+
+// tally is the run so far, for the progress line: the holders working now per entity (so that a second holder of
+// one entity counts the moment it starts, as overlaps counts it afterwards), the dispatches finished, and the
+// violations among them. Dispatches update it from their goroutines; the progress line reads it from its own.
+type tally struct {
+	cfg        config
+	mu         sync.Mutex
+	working    map[string]int
+	running    int
+	finished   int
+	duplicates int
+	failed     int // errors, and with the watchdog lost leases, stale writes and TableAlreadyExists
+}
+
+func newTally(cfg config) *tally { return &tally{cfg: cfg, working: map[string]int{}} }
+
+// begin is a holder starting its work.
+func (t *tally) begin(entity string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.duplicates += t.working[entity]
+	t.working[entity]++
+	t.running++
+}
+
+// end is a holder done with its work.
+func (t *tally) end(entity string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.working[entity]--
+	t.running--
+}
+
+// finish counts a dispatch that is over, released or failed.
+func (t *tally) finish(ex execution) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.finished++
+	switch {
+	case ex.start.IsZero() || ex.err != nil:
+		t.failed++
+	case t.cfg.noWatchdog: // the run reproduces the incident; a lost lease is what it shows
+	case ex.aborted || ex.stale || ex.tableErr:
+		t.failed++
+	}
+}
+
+// expected is how long the run should take: the dispatches of one entity take turns, min(concurrency, entities)
+// at a time; without the watchdog the next one takes over when the ttl ends the lease.
+func (t *tally) expected() time.Duration {
+	parallel := min(t.cfg.concurrency, t.cfg.entities)
+	each := t.cfg.work
+	if t.cfg.noWatchdog {
+		each = min(each, t.cfg.ttl)
+	}
+	return time.Duration((t.cfg.dispatches+parallel-1)/parallel) * each
+}
+
+func (t *tally) line(elapsed time.Duration) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := fmt.Sprintf("dispatch-test %s  completed %d/%d  running %d", progress.Clock(elapsed, t.expected()),
+		t.finished, t.cfg.dispatches, t.running)
+	if t.cfg.noWatchdog {
+		return s + fmt.Sprintf("  duplicates %d  errors %d", t.duplicates, t.failed)
+	}
+	return s + fmt.Sprintf("  violations %d", t.failed+t.duplicates)
 }
