@@ -21,6 +21,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/dispatch"
+	"github.com/syncverse/hub/internal/watch"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -39,6 +40,24 @@ func commands() []command {
 			about: "Publishes one event with the publish script to redis.url, or to the embedded server of a hub\n" +
 				"running with defaults (redis://127.0.0.1:6380/0), and prints its id.",
 			example: `hub publish --topic demo --data '{"workflow":"wf-1","progress":0.5}'`, run: publishCommand},
+		{name: "watch", usage: "--topic T [--topic U]... [--history N] [--plain | --json] [--url URL] [--token-file F | --token-env NAME]",
+			summary: "follow topics in the terminal: a live table of workflows, or one line per event",
+			about: "Follows topics over the hub's HTTP API until interrupted: on a terminal, a table of workflows redrawn in\n" +
+				"place (failed and stalled ones first, in colour unless NO_COLOR is set); otherwise, or with --plain, one\n" +
+				"line per event; with --json, each event as a JSON line. Reconnects from its last event; a reset reloads the\n" +
+				"topic's snapshot. See docs/watching.md.",
+			example: "hub watch --topic demo\nhub watch --topic project.42 --topic project.43 --plain --history 20\n" +
+				"hub watch --topic demo --json --url https://hub.example.com --token-file ~/.hub-token",
+			run: watchCommand},
+		{name: "topics", usage: "[--json] [--url URL] [--token-file F | --token-env NAME]",
+			summary: "list the topics with stored history (a table on a terminal, JSON otherwise)",
+			about:   "Lists the topics that have a stream, most recently active first, as GET /topics answers.",
+			example: "hub topics\nhub topics --url http://127.0.0.1:8080 | jq -r '.topics[].name'", run: topicsCommand},
+		{name: "history", usage: "--topic T [--limit N] [--after ID] [--json] [--url URL] [--token-file F | --token-env NAME]",
+			summary: "print a topic's stored events, oldest first (a table on a terminal, JSON otherwise)",
+			about:   "Prints one page of GET /topics/{topic}/history: up to --limit events after --after, oldest first.",
+			example: "hub history --topic demo --limit 20\nhub history --topic demo --after 1732870000000-0 | jq .events",
+			run:     historyCommand},
 		{name: "demo", usage: "[--config FILE] [--redis-url URL]",
 			summary: "run the --demo agents against redis.url, without serving",
 			about:   "Runs the simulated agents of serve --demo against the Redis of a hub elsewhere, until interrupted.",
@@ -268,4 +287,30 @@ func configCheckCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []stri
 	cfg.Describe(c.stdout, src)
 	fmt.Fprintln(c.stdout, "configuration ok")
 	return nil
+}
+
+// watchCommand is `hub watch`, topicsCommand `hub topics` and historyCommand `hub history`: clients of a running
+// hub's HTTP API (package watch).
+func watchCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	return watchErr(watch.Watch(ctx, fs, args, watchEnv(c)))
+}
+
+func topicsCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	return watchErr(watch.Topics(ctx, fs, args, watchEnv(c)))
+}
+
+func historyCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	return watchErr(watch.History(ctx, fs, args, watchEnv(c)))
+}
+
+// watchEnv points the watch commands at the hub's default listen address unless --url says otherwise.
+func watchEnv(c *cli) watch.Env {
+	return watch.Env{Stdout: c.stdout, Stderr: c.stderr, Getenv: c.getenv, DefaultURL: "http://" + config.Default().Listen}
+}
+
+func watchErr(err error) error {
+	if errors.Is(err, watch.ErrUsage) {
+		return errUsage
+	}
+	return err
 }

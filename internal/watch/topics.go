@@ -1,0 +1,186 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/syncverse/hub/hub"
+)
+
+// Topics is `hub topics`: GET /topics, as a table on a terminal, else the hub's JSON.
+func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
+	var c conn
+	asJSON := fs.Bool("json", false, "print the hub's JSON even on a terminal")
+	c.flags(fs, env.DefaultURL)
+	bad, err := parse(fs, args, &c)
+	if err == nil {
+		err = usageError(fs, bad)
+	}
+	if err != nil {
+		return err
+	}
+	body, err := fetch(ctx, &c, env, "/topics")
+	if err != nil || passJSON(env, *asJSON, body) {
+		return err
+	}
+	var list struct {
+		Topics []struct {
+			Name         string    `json:"name"`
+			Length       int64     `json:"length"`
+			LastID       string    `json:"last_id"`
+			LastActivity time.Time `json:"last_activity"`
+		} `json:"topics"`
+		Truncated bool `json:"truncated"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return fmt.Errorf("GET /topics: %w", err)
+	}
+	now := time.Now()
+	rows := [][]string{}
+	for _, t := range list.Topics {
+		active := ""
+		if !t.LastActivity.IsZero() {
+			active = Duration(now.Sub(t.LastActivity)) + " ago"
+		}
+		rows = append(rows, []string{t.Name, strconv.FormatInt(t.Length, 10), t.LastID, active})
+	}
+	w := env.width()
+	printTable(env.Stdout, []string{"TOPIC", "EVENTS", "LAST ID", "LAST ACTIVITY"}, rows, w, env.color())
+	switch {
+	case len(rows) == 0:
+		fmt.Fprintln(env.Stdout, "No topics with history yet: publish an event to create one.")
+	case list.Truncated:
+		fmt.Fprintln(env.Stdout, "The list was cut short (limits.max_topics_listed, limits.max_topics_scan_keys).")
+	}
+	return nil
+}
+
+// History is `hub history`: GET /topics/{topic}/history, a page of stored events oldest first.
+func History(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
+	var c conn
+	topic := fs.String("topic", "", "`topic` to read (required)")
+	limit := fs.Int("limit", 100, "at most `N` events; the hub's limits.max_history_query caps it")
+	after := fs.String("after", "", "start after this event `id` (default: the oldest stored event)")
+	asJSON := fs.Bool("json", false, "print the hub's JSON even on a terminal")
+	c.flags(fs, env.DefaultURL)
+	bad, err := parse(fs, args, &c)
+	if err != nil {
+		return err
+	}
+	bad = append(bad, checkTopics([]string{*topic}))
+	if *limit < 1 {
+		bad = append(bad, "--limit must be at least 1")
+	}
+	if _, perr := hub.ParseID(*after); *after != "" && perr != nil {
+		bad = append(bad, "--after: "+perr.Error())
+	}
+	if err := usageError(fs, bad); err != nil {
+		return err
+	}
+	q := url.Values{"limit": {strconv.Itoa(*limit)}}
+	if *after != "" {
+		q.Set("after", *after)
+	}
+	body, err := fetch(ctx, &c, env, "/topics/"+url.PathEscape(*topic)+"/history?"+q.Encode())
+	if err != nil || passJSON(env, *asJSON, body) {
+		return err
+	}
+	return historyTable(env, *topic, body)
+}
+
+func historyTable(env Env, topic string, body []byte) error {
+	var page struct {
+		Events []struct {
+			ID   string          `json:"id"`
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		} `json:"events"`
+		Next string `json:"next"`
+		More bool   `json:"more"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return fmt.Errorf("GET /topics/%s/history: %w", topic, err)
+	}
+	rows := [][]string{}
+	for _, ev := range page.Events {
+		var d progressData
+		wf := ""
+		if decodeLoose(ev.Data, &d) {
+			wf = oneLine(d.workflowID())
+		}
+		at := ""
+		if t := idTime(ev.ID); !t.IsZero() {
+			at = t.Local().Format("2006-01-02 15:04:05.000")
+		}
+		rows = append(rows, []string{ev.ID, at, ev.Type, wf, Summarize(ev.Type, ev.Data)})
+	}
+	printTable(env.Stdout, []string{"ID", "TIME", "TYPE", "WORKFLOW", "SUMMARY"}, rows, env.width(), env.color())
+	switch {
+	case len(rows) == 0:
+		fmt.Fprintln(env.Stdout, "No stored events here.")
+	case page.More:
+		fmt.Fprintf(env.Stdout, "More: hub history --topic %s --after %s\n", topic, page.Next)
+	}
+	return nil
+}
+
+// fetch GETs path from the hub named by c.
+func fetch(ctx context.Context, c *conn, env Env, path string) ([]byte, error) {
+	client, err := c.client(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	return client.GetJSON(ctx, path)
+}
+
+// passJSON writes body as it came when stdout is no terminal or JSON was asked for, and says whether it did.
+func passJSON(env Env, asked bool, body []byte) bool {
+	if _, tty := env.terminal(); tty && !asked {
+		return false
+	}
+	env.Stdout.Write(append(bytes.TrimRight(body, " \r\n"), '\n'))
+	return true
+}
+
+// width is the terminal's width, 80 when it does not say.
+func (e Env) width() int {
+	if fd, ok := e.terminal(); ok {
+		if w, _ := termSize(fd); w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// printTable writes rows under headers in columns as wide as their widest cell; the last column is cut to the width.
+func printTable(w io.Writer, headers []string, rows [][]string, width int, color bool) {
+	widths := make([]int, len(headers))
+	for i, h := range headers {
+		widths[i] = textWidth(h)
+	}
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], textWidth(oneLine(cell)))
+		}
+	}
+	line := func(cells []string) string {
+		parts := make([]string, len(cells))
+		for i, cell := range cells {
+			parts[i] = pad(oneLine(cell), widths[i], false)
+		}
+		return fit(strings.TrimRight(strings.Join(parts, "  "), " "), width)
+	}
+	fmt.Fprintln(w, paint(color, sgrDim, line(headers)))
+	for _, r := range rows {
+		fmt.Fprintln(w, line(r))
+	}
+}
