@@ -185,8 +185,12 @@ func printCommands(w io.Writer) {
 }
 
 // helpCommand is `hub help [COMMAND]`: the list of commands, or one command's help on stdout.
-func helpCommand(ctx context.Context, c *cli, _ *flag.FlagSet, args []string) error {
-	if len(args) == 0 || slices.ContainsFunc(args, isHelpFlag) {
+func helpCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+	if slices.ContainsFunc(args, isHelpFlag) {
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	if len(args) == 0 {
 		printCommands(c.stdout)
 		return nil
 	}
