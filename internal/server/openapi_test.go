@@ -1,0 +1,463 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/tokentest"
+)
+
+const openAPIFile = "../../docs/openapi.yaml"
+
+// apiDoc is docs/openapi.yaml loaded, checked, and routed.
+type apiDoc struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+func loadAPIDoc(t *testing.T) *apiDoc {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile(openAPIFile)
+	if err != nil {
+		t.Fatalf("load %s: %v", openAPIFile, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("%s is not a valid OpenAPI document: %v", openAPIFile, err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("%s is OpenAPI %s, want 3.1", openAPIFile, doc.OpenAPI)
+	}
+	doc.Servers = nil // the document names the default listen address; the tests serve on a free port
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("route %s: %v", openAPIFile, err)
+	}
+	return &apiDoc{doc: doc, router: router}
+}
+
+// exchange is one request sent to a hub and the response that came back, body read (a stream's only opened).
+type exchange struct {
+	req    *http.Request
+	body   []byte // the request's
+	status int
+	header http.Header
+	resp   []byte
+}
+
+// send makes the request of c to base. A stream is closed as soon as its headers are in.
+func send(t *testing.T, base string, c call) exchange {
+	t.Helper()
+	method := cmpOr(c.method, http.MethodGet)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, base+c.path, strings.NewReader(c.body))
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	for k, vs := range c.header {
+		req.Header[k] = vs
+	}
+	if method == http.MethodPost && strings.HasPrefix(c.body, "{") && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if h := c.header.Get("Host"); h != "" { // net/http sends req.Host, not a Host header
+		req.Host = h
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %s %s: %v", c.name, method, c.path, err)
+	}
+	defer resp.Body.Close()
+	ex := exchange{req: req, body: []byte(c.body), status: resp.StatusCode, header: resp.Header}
+	if resp.Header.Get("Content-Type") != "text/event-stream" {
+		ex.resp, _ = io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	}
+	return ex
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// validate checks ex against the document: the route and operation exist, the status is documented, and the
+// headers and body match what it says for that status. It returns the operation's id.
+func (d *apiDoc) validate(ex exchange) (string, error) {
+	req := ex.req.Clone(context.Background())
+	req.Body = io.NopCloser(bytes.NewReader(ex.body))
+	route, params, err := d.router.FindRoute(req)
+	if err != nil {
+		return "", err
+	}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
+	if ex.status < 300 && req.Method != http.MethodHead {
+		// What the hub accepted, the document must accept too.
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			return route.Operation.OperationID, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(ex.body))
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: ex.status, Header: ex.header, Options: opts}
+	out.SetBodyBytes(ex.resp)
+	if req.Method == http.MethodHead { // ValidateResponse passes every HEAD: check what a HEAD can show
+		return route.Operation.OperationID, d.validateHead(route, ex)
+	}
+	return route.Operation.OperationID, openapi3filter.ValidateResponse(context.Background(), out)
+}
+
+// validateHead checks a HEAD answer: a documented status, no body, and the documented required headers.
+func (d *apiDoc) validateHead(route *routers.Route, ex exchange) error {
+	r := route.Operation.Responses.Status(ex.status)
+	if r == nil {
+		return &openapi3filter.ResponseError{Reason: "status " + http.StatusText(ex.status) + " is not documented for HEAD"}
+	}
+	if len(ex.resp) != 0 {
+		return &openapi3filter.ResponseError{Reason: "HEAD answered a body"}
+	}
+	for name, h := range r.Value.Headers {
+		if h.Value.Required && ex.header.Get(name) == "" {
+			return &openapi3filter.ResponseError{Reason: "HEAD answer lacks required header " + name}
+		}
+	}
+	return nil
+}
+
+// operations is every (method, path) the document describes, with its operation id.
+func (d *apiDoc) operations() map[string]string {
+	ops := map[string]string{}
+	for path, item := range d.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops[method+" "+path] = op.OperationID
+		}
+	}
+	return ops
+}
+
+// servedRoutes lists what the edge serves, as the document writes paths: echo's routes (":topic" is "{topic}", the
+// console's "/*" is "/" and "/{file}") and /events, which routes() sends to the sse handler ahead of echo.
+func servedRoutes(t *testing.T) []string {
+	t.Helper()
+	fs := flag.NewFlagSet("routes", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cfg, err := config.Load(fs, nil, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	sec, err := NewSecurity(cfg, reg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echoRoutes(&api{cfg: cfg, sec: sec, reg: reg, obs: newObserver(reg, zerolog.Nop(), false)})
+	served := []string{"GET /events", "HEAD /events"}
+	for _, r := range e.Routes() {
+		p := strings.ReplaceAll(r.Path, ":topic", "{topic}")
+		if p == "/*" {
+			served = append(served, r.Method+" /", r.Method+" /{file}")
+			continue
+		}
+		served = append(served, r.Method+" "+p)
+	}
+	slices.Sort(served)
+	return slices.Compact(served)
+}
+
+// Every route the hub serves is in docs/openapi.yaml, and nothing else is.
+func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	d := loadAPIDoc(t)
+	var documented []string
+	for k := range d.operations() {
+		documented = append(documented, k)
+	}
+	slices.Sort(documented)
+	if served := servedRoutes(t); !slices.Equal(served, documented) {
+		t.Errorf("routes served:\n  %s\nroutes in %s:\n  %s", strings.Join(served, "\n  "), openAPIFile, strings.Join(documented, "\n  "))
+	}
+}
+
+// The responses of every operation, success and each reachable error, match docs/openapi.yaml: a real edge on a
+// real Redis answers each request, and the answer is validated against the document (status documented, headers
+// and JSON body as described; /events by its status and headers). Operations left without a validated answer fail.
+func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
+	d := loadAPIDoc(t)
+	rs := redistest.StartReal(t, redistest.Options{})
+	anon := newEdge(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=512", "HUB_LIMITS_MAX_BODY_BYTES=2048")
+	secure := newEdge(t, rs, "HUB_AUTH_HMAC_SECRET="+tokentest.Secret, "HUB_AUTH_LOGIN_URL=https://login.example/hub")
+	rated := newEdge(t, rs, "HUB_LIMITS_PUBLISH_RATE=0.001", "HUB_LIMITS_PUBLISH_BURST=1")
+	oneStream := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=1")
+	onePerIP := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1")
+	all := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour))
+	other := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"other"}, Publish: []string{"other"}}, time.Hour))
+	past := time.Now().Add(-time.Hour)
+	expired := bearer(forge(t, jwt.SigningMethodHS256, []byte(tokentest.Secret),
+		hubClaims(auth.Grant{Subscribe: []string{"*"}}, past, past, past.Add(time.Minute))))
+	tokenForm := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	cross := http.Header{"Origin": {"https://elsewhere.example"}, "Sec-Fetch-Site": {"cross-site"}}
+
+	ids := map[*edge][]string{}
+	for _, e := range []*edge{anon, secure} {
+		for i := range 3 {
+			id, err := e.Pub.Publish(t.Context(), "t", "progress", []byte(`{"workflow":"wf-1","progress":0.`+string(rune('1'+i))+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[e] = append(ids[e], id)
+		}
+		if _, err := e.Pub.Publish(t.Context(), "t", "lock", []byte(`{"key":"db","holder":"a","fence":1,"state":"acquired","ttl_ms":500}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Streams that hold the only slot of their edge, so the next one is refused.
+	holdStream(t, oneStream.URL+"/events?topic=t")
+	holdStream(t, onePerIP.URL+"/events?topic=t")
+	// The rated edge's one token of burst goes to a first publish.
+	if ex := send(t, rated.URL, call{method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`}); ex.status != http.StatusAccepted {
+		t.Fatalf("first publish on the rated edge = %d %s", ex.status, ex.resp)
+	}
+
+	type probe struct {
+		call
+		on *edge
+	}
+	probes := []probe{
+		// /events
+		{call{name: "stream", path: "/events?topic=t&history=2", status: 200}, anon},
+		{call{name: "stream two topics resumed", path: "/events?topic=t&topic=u&last_event_id=" + url.QueryEscape("t="+ids[anon][0]), status: 200}, anon},
+		{call{name: "stream head", method: "HEAD", path: "/events?topic=t", status: 200}, anon},
+		{call{name: "stream no topic", path: "/events", status: 400}, anon},
+		{call{name: "stream bad topic", path: "/events?topic=a*b", status: 400}, anon},
+		{call{name: "stream bad cursor", path: "/events?topic=t", header: http.Header{"Last-Event-ID": {"nope"}}, status: 400}, anon},
+		{call{name: "stream head bad topic", method: "HEAD", path: "/events?topic=%7B", status: 400}, anon},
+		{call{name: "stream no token", path: "/events?topic=t", status: 401}, secure},
+		{call{name: "stream expired token", path: "/events?topic=t", header: expired, status: 401}, secure},
+		{call{name: "stream head no token", method: "HEAD", path: "/events?topic=t", status: 401}, secure},
+		{call{name: "stream topic not granted", path: "/events?topic=t", header: other, status: 403}, secure},
+		{call{name: "stream head not granted", method: "HEAD", path: "/events?topic=t", header: other, status: 403}, secure},
+		{call{name: "stream from another host", path: "/events?topic=t", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
+		{call{name: "stream over max_connections", path: "/events?topic=t", status: 503}, oneStream},
+		{call{name: "stream head over max_connections", method: "HEAD", path: "/events?topic=t", status: 503}, oneStream},
+		{call{name: "stream over max_connections_per_ip", path: "/events?topic=t", status: 429}, onePerIP},
+		{call{name: "stream head over per ip", method: "HEAD", path: "/events?topic=t", status: 429}, onePerIP},
+		// /publish
+		{call{name: "publish", method: "POST", path: "/publish", body: `{"topic":"t","type":"log","data":"hello"}`, status: 202}, anon},
+		{call{name: "publish keyed", method: "POST", path: "/publish", header: http.Header{"Idempotency-Key": {`"k-1"`}}, body: `{"topic":"t","data":{"workflow":"wf-2"}}`, status: 202}, anon},
+		{call{name: "publish duplicate", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-2"},"idempotency_key":"k-1"}`, status: 202}, anon},
+		{call{name: "publish with token", method: "POST", path: "/publish", header: all, body: `{"topic":"t","data":{}}`, status: 202}, secure},
+		{call{name: "publish bad json", method: "POST", path: "/publish", body: `{"topic":`, status: 400}, anon},
+		{call{name: "publish unknown field", method: "POST", path: "/publish", body: `{"topic":"t","data":1,"x":1}`, status: 400}, anon},
+		{call{name: "publish reserved type", method: "POST", path: "/publish", body: `{"topic":"t","type":"reset","data":{}}`, status: 400}, anon},
+		{call{name: "publish bad topic", method: "POST", path: "/publish", body: `{"topic":"a b","data":{}}`, status: 400}, anon},
+		{call{name: "publish data over max_event_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 600) + `"}`, status: 413}, anon},
+		{call{name: "publish body over max_body_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 3000) + `"}`, status: 413}, anon},
+		{call{name: "publish no token", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 401}, secure},
+		{call{name: "publish not granted", method: "POST", path: "/publish", header: other, body: `{"topic":"t","data":{}}`, status: 403}, secure},
+		{call{name: "publish cross-site", method: "POST", path: "/publish", header: cross, body: `{"topic":"t","data":{}}`, status: 403}, anon},
+		{call{name: "publish over publish_rate", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 429}, rated},
+		// /topics
+		{call{name: "topics", path: "/topics", status: 200}, anon},
+		{call{name: "topics with token", path: "/topics", header: all, status: 200}, secure},
+		{call{name: "topics head", method: "HEAD", path: "/topics", status: 200}, anon},
+		{call{name: "topics with a body", path: "/topics", body: "x", status: 400}, anon},
+		{call{name: "topics head with a body", method: "HEAD", path: "/topics", body: "x", status: 400}, anon},
+		{call{name: "topics no token", path: "/topics", status: 401}, secure},
+		{call{name: "topics head no token", method: "HEAD", path: "/topics", status: 401}, secure},
+		// history
+		{call{name: "history", path: "/topics/t/history", status: 200}, anon},
+		{call{name: "history page", path: "/topics/t/history?after=" + ids[anon][0] + "&limit=1", status: 200}, anon},
+		{call{name: "history of no stream", path: "/topics/none/history", status: 200}, anon},
+		{call{name: "history head", method: "HEAD", path: "/topics/t/history", status: 200}, anon},
+		{call{name: "history bad topic", path: "/topics/a%2A/history", status: 400}, anon},
+		{call{name: "history bad after", path: "/topics/t/history?after=x", status: 400}, anon},
+		{call{name: "history after newest", path: "/topics/t/history?after=99999999999999-0", status: 400}, anon},
+		{call{name: "history bad limit", path: "/topics/t/history?limit=1001", status: 400}, anon},
+		{call{name: "history head bad topic", method: "HEAD", path: "/topics/a%2A/history", status: 400}, anon},
+		{call{name: "history no token", path: "/topics/t/history", status: 401}, secure},
+		{call{name: "history head no token", method: "HEAD", path: "/topics/t/history", status: 401}, secure},
+		{call{name: "history not granted", path: "/topics/t/history", header: other, status: 403}, secure},
+		{call{name: "history head not granted", method: "HEAD", path: "/topics/t/history", header: other, status: 403}, secure},
+		// snapshot
+		{call{name: "snapshot", path: "/topics/t/snapshot", status: 200}, anon},
+		{call{name: "snapshot with token", path: "/topics/t/snapshot", header: all, status: 200}, secure},
+		{call{name: "snapshot head", method: "HEAD", path: "/topics/t/snapshot", status: 200}, anon},
+		{call{name: "snapshot bad topic", path: "/topics/a%2A/snapshot", status: 400}, anon},
+		{call{name: "snapshot head bad topic", method: "HEAD", path: "/topics/a%2A/snapshot", status: 400}, anon},
+		{call{name: "snapshot no token", path: "/topics/t/snapshot", status: 401}, secure},
+		{call{name: "snapshot head no token", method: "HEAD", path: "/topics/t/snapshot", status: 401}, secure},
+		{call{name: "snapshot not granted", path: "/topics/t/snapshot", header: other, status: 403}, secure},
+		{call{name: "snapshot head not granted", method: "HEAD", path: "/topics/t/snapshot", header: other, status: 403}, secure},
+		// /auth/session
+		{call{name: "sign in by header", method: "POST", path: "/auth/session", header: all, status: 200}, secure},
+		{call{name: "sign in by form", method: "POST", path: "/auth/session", header: tokenForm, body: "token=" + strings.TrimPrefix(all.Get("Authorization"), "Bearer "), status: 200}, secure},
+		{call{name: "sign in without token", method: "POST", path: "/auth/session", header: tokenForm, body: "x=1", status: 400}, secure},
+		{call{name: "sign in malformed token", method: "POST", path: "/auth/session", header: http.Header{"Authorization": {"Basic abc"}}, status: 401}, secure},
+		{call{name: "sign in expired", method: "POST", path: "/auth/session", header: expired, status: 401}, secure},
+		{call{name: "sign in anonymous hub", method: "POST", path: "/auth/session", header: all, status: 400}, anon},
+		{call{name: "sign in cross-site", method: "POST", path: "/auth/session", header: cross, status: 403}, secure},
+		{call{name: "session", path: "/auth/session", header: all, status: 200}, secure},
+		{call{name: "session anonymous", path: "/auth/session", status: 200}, anon},
+		{call{name: "session head", method: "HEAD", path: "/auth/session", header: all, status: 200}, secure},
+		{call{name: "session with a body", path: "/auth/session", body: "x", status: 400}, anon},
+		{call{name: "session head with a body", method: "HEAD", path: "/auth/session", body: "x", status: 400}, anon},
+		{call{name: "session none", path: "/auth/session", status: 401}, secure},
+		{call{name: "session head none", method: "HEAD", path: "/auth/session", status: 401}, secure},
+		{call{name: "sign out", method: "DELETE", path: "/auth/session", status: 204}, secure},
+		{call{name: "sign out cross-site", method: "DELETE", path: "/auth/session", header: cross, status: 403}, secure},
+		// operations
+		{call{name: "metrics", path: "/metrics", status: 200}, anon},
+		{call{name: "metrics head", method: "HEAD", path: "/metrics", status: 200}, anon},
+		{call{name: "metrics with a body", path: "/metrics", body: "x", status: 400}, anon},
+		{call{name: "metrics head with a body", method: "HEAD", path: "/metrics", body: "x", status: 400}, anon},
+		{call{name: "metrics no token", path: "/metrics", status: 401}, secure},
+		{call{name: "metrics head no token", method: "HEAD", path: "/metrics", status: 401}, secure},
+		{call{name: "healthz", path: "/healthz", status: 200}, secure},
+		{call{name: "healthz head", method: "HEAD", path: "/healthz", status: 200}, secure},
+		{call{name: "healthz with a body", path: "/healthz", body: "x", status: 400}, anon},
+		{call{name: "healthz head with a body", method: "HEAD", path: "/healthz", body: "x", status: 400}, anon},
+		{call{name: "readyz", path: "/readyz", status: 200}, secure},
+		{call{name: "readyz head", method: "HEAD", path: "/readyz", status: 200}, secure},
+		{call{name: "readyz with a body", path: "/readyz", body: "x", status: 400}, anon},
+		{call{name: "readyz head with a body", method: "HEAD", path: "/readyz", body: "x", status: 400}, anon},
+		// the console
+		{call{name: "console", path: "/", status: 200}, anon},
+		{call{name: "console head", method: "HEAD", path: "/", status: 200}, anon},
+		{call{name: "console with a body", path: "/", body: "x", status: 400}, anon},
+		{call{name: "console head with a body", method: "HEAD", path: "/", body: "x", status: 400}, anon},
+		{call{name: "console from another host", path: "/", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
+		{call{name: "console head from another host", method: "HEAD", path: "/", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
+		{call{name: "console file", path: "/app.js", status: 200}, anon},
+		{call{name: "console style", path: "/style.css", status: 200}, secure},
+		{call{name: "console icon", path: "/favicon.svg", status: 200}, anon},
+		{call{name: "console file head", method: "HEAD", path: "/app.js", status: 200}, anon},
+		{call{name: "console file not found", path: "/nope.js", status: 404}, anon},
+		{call{name: "console file head not found", method: "HEAD", path: "/nope.js", status: 404}, anon},
+		{call{name: "console file with a body", path: "/app.js", body: "x", status: 400}, anon},
+		{call{name: "console file head with a body", method: "HEAD", path: "/app.js", body: "x", status: 400}, anon},
+		{call{name: "console file from another host", path: "/app.js", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
+		{call{name: "console file head from another host", method: "HEAD", path: "/app.js", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
+	}
+	covered := map[string]bool{}
+	for _, p := range probes {
+		t.Run(p.name, func(t *testing.T) { check1(t, d, send(t, p.on.URL, p.call), p.call, covered) })
+	}
+
+	// Redis down: the answers that say so, with Retry-After.
+	down := redistest.StartReal(t, redistest.Options{})
+	gone := newEdge(t, down)
+	down.Kill()
+	for _, c := range []call{
+		{name: "readyz redis down", path: "/readyz", status: 503},
+		{name: "readyz head redis down", method: "HEAD", path: "/readyz", status: 503},
+		{name: "topics redis down", path: "/topics", status: 503},
+		{name: "topics head redis down", method: "HEAD", path: "/topics", status: 503},
+		{name: "history redis down", path: "/topics/t/history", status: 503},
+		{name: "history head redis down", method: "HEAD", path: "/topics/t/history", status: 503},
+		{name: "snapshot redis down", path: "/topics/t/snapshot", status: 503},
+		{name: "snapshot head redis down", method: "HEAD", path: "/topics/t/snapshot", status: 503},
+		{name: "publish redis down", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 503},
+	} {
+		t.Run(c.name, func(t *testing.T) { check1(t, d, send(t, gone.URL, c), c, covered) })
+	}
+	// Back up, so that the clients' redials end before the test does.
+	if err := down.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "GET /readyz = 200 once Redis is back", func() bool {
+		return send(t, gone.URL, call{name: "readyz", path: "/readyz"}).status == http.StatusOK
+	})
+
+	for key, id := range d.operations() {
+		if !covered[id] {
+			t.Errorf("%s (%s): no response of it was validated; add a probe", key, id)
+		}
+	}
+}
+
+// check1 validates one exchange and marks its operation covered.
+func check1(t *testing.T, d *apiDoc, ex exchange, c call, covered map[string]bool) {
+	t.Helper()
+	if ex.status != c.status {
+		t.Fatalf("%s %s = %d %s, want %d (the probe must reach the answer it is named for)", cmpOr(c.method, "GET"), clipPath(c.path), ex.status, ex.resp, c.status)
+	}
+	id, err := d.validate(ex)
+	if err != nil {
+		t.Fatalf("%s %s = %d %v %s\ndoes not match %s: %v", cmpOr(c.method, "GET"), clipPath(c.path), ex.status, ex.header, clip(ex.resp), openAPIFile, err)
+	}
+	covered[id] = true
+}
+
+// holdStream opens a stream until the test ends.
+func holdStream(t *testing.T, u string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		cancel()
+		t.Fatalf("GET %s = %v %v, want a stream", u, resp, err)
+	}
+	t.Cleanup(func() { cancel(); resp.Body.Close() })
+}
+
+func clip(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}
+
+// The validation above can fail: answers that drift from the document in a field, a header or a status are caught.
+func TestOpenAPIValidationCatchesDrift(t *testing.T) {
+	d := loadAPIDoc(t)
+	get := func(path string) *http.Request {
+		r, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:1"+path, nil)
+		return r
+	}
+	jsonCT := http.Header{"Content-Type": {"application/json; charset=utf-8"}}
+	unauth := http.Header{"Content-Type": {"application/json; charset=utf-8"}, "Www-Authenticate": {`Bearer realm="hub"`}}
+	for _, c := range []struct {
+		name string
+		ex   exchange
+		ok   bool
+	}{
+		{"healthz as served", exchange{req: get("/healthz"), status: 200, header: jsonCT, resp: []byte(`{"status":"ok"}`)}, true},
+		{"healthz with a field more", exchange{req: get("/healthz"), status: 200, header: jsonCT, resp: []byte(`{"status":"ok","x":1}`)}, false},
+		{"topics without truncated", exchange{req: get("/topics"), status: 200, header: jsonCT, resp: []byte(`{"topics":[]}`)}, false},
+		{"history event id not an id", exchange{req: get("/topics/t/history"), status: 200, header: jsonCT,
+			resp: []byte(`{"topic":"t","events":[{"id":"x","prev":"0-0","type":"progress","data":{}}],"next":"x","more":false}`)}, false},
+		{"401 as served", exchange{req: get("/topics"), status: 401, header: unauth, resp: []byte(`{"error":"no token"}`)}, true},
+		{"401 without WWW-Authenticate", exchange{req: get("/topics"), status: 401, header: jsonCT, resp: []byte(`{"error":"no token"}`)}, false},
+		{"error with another shape", exchange{req: get("/topics"), status: 401, header: unauth, resp: []byte(`{"message":"no token"}`)}, false},
+		{"a status not documented", exchange{req: get("/topics"), status: 418, header: jsonCT, resp: []byte(`{"error":"teapot"}`)}, false},
+		{"an error in plain text", exchange{req: get("/topics"), status: 400, header: http.Header{"Content-Type": {"text/plain"}}, resp: []byte("bad")}, false},
+		{"stream without X-Accel-Buffering", exchange{req: get("/events?topic=t"), status: 200,
+			header: http.Header{"Content-Type": {"text/event-stream"}, "Cache-Control": {"no-cache"}}}, false},
+	} {
+		_, err := d.validate(c.ex)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: validate = %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+}
