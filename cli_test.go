@@ -188,3 +188,27 @@ func TestCLIConfigProblems(t *testing.T) {
 		}
 	}
 }
+
+// The examples docs/cli.md marks as run by this test run as written (from the repository's root, where config.yaml
+// is) and succeed.
+func TestCLIDocsExamples(t *testing.T) {
+	page, err := os.ReadFile("docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)<!-- run by TestCLIDocsExamples -->\n```sh\n(.*?)```").FindAllStringSubmatch(string(page), -1)
+	if len(blocks) < 2 {
+		t.Fatalf("docs/cli.md has %d examples marked as run by TestCLIDocsExamples, want at least 2", len(blocks))
+	}
+	for _, b := range blocks {
+		for line := range strings.SplitSeq(strings.TrimSpace(b[1]), "\n") {
+			args := strings.Fields(line)
+			if len(args) == 0 || args[0] != "hub" {
+				t.Fatalf("docs/cli.md: %q is not a hub command line this test can run", line)
+			}
+			if code, stdout, stderr := hubCLI(t, nil, args[1:]...); code != 0 || stdout == "" {
+				t.Errorf("docs/cli.md: %s: exit %d, stdout %q, stderr %q; want 0 and output", line, code, stdout, stderr)
+			}
+		}
+	}
+}
