@@ -36,16 +36,18 @@ func newSessions(cfg config.Config, sec *Security) *sessions {
 }
 
 // sessionReply is what each answer says: who the credentials name, what they allow, and when they end (Unix
-// seconds; null for anonymous access, which does not end).
+// seconds; null for anonymous access, which does not end). LoginURL is auth.login_url, so that the console can
+// offer the login page before a session ends, not only once it has.
 type sessionReply struct {
 	Subject   string   `json:"subject"`
 	Subscribe []string `json:"subscribe"`
 	Publish   []string `json:"publish"`
 	Exp       *int64   `json:"exp"`
+	LoginURL  string   `json:"login_url,omitempty"`
 }
 
-func sessionOf(id *auth.Identity) sessionReply {
-	r := sessionReply{Subject: id.Subject, Subscribe: id.Grant.Subscribe, Publish: id.Grant.Publish}
+func (ss *sessions) reply(id *auth.Identity) sessionReply {
+	r := sessionReply{Subject: id.Subject, Subscribe: id.Grant.Subscribe, Publish: id.Grant.Publish, LoginURL: ss.loginURL}
 	if r.Subscribe == nil {
 		r.Subscribe = []string{}
 	}
@@ -81,7 +83,7 @@ func (ss *sessions) create(c echo.Context) error {
 		return ss.fail(c, err)
 	}
 	ss.setCookie(c, tok, max(1, int(time.Until(id.Expires)/time.Second)))
-	return c.JSON(http.StatusOK, sessionOf(id))
+	return c.JSON(http.StatusOK, ss.reply(id))
 }
 
 // show answers for the request's credentials: the cookie, a bearer token, the proxy header, or none when
@@ -92,7 +94,7 @@ func (ss *sessions) show(c echo.Context) error {
 	if err != nil {
 		return ss.fail(c, err)
 	}
-	return c.JSON(http.StatusOK, sessionOf(id))
+	return c.JSON(http.StatusOK, ss.reply(id))
 }
 
 // remove clears the cookie. It needs no credentials: signing out must work with an expired session too.

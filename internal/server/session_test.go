@@ -92,8 +92,9 @@ func TestSessionSignInAndOut(t *testing.T) {
 			t.Errorf("POST /auth/session Cache-Control = %q, want no-store", cc)
 		}
 		withCookie := http.Header{"Cookie": {c.Name + "=" + c.Value}}
-		if resp, b := sessionCall(t, h.URL, "GET", withCookie, nil); resp.StatusCode != 200 || decodeSession(t, b).Exp == nil {
-			t.Errorf("GET /auth/session with the cookie = %d %s, want who is signed in", resp.StatusCode, b)
+		if resp, b := sessionCall(t, h.URL, "GET", withCookie, nil); resp.StatusCode != 200 || decodeSession(t, b).Exp == nil ||
+			decodeSession(t, b).LoginURL != "https://sso.example.com/hub" || r.LoginURL != "https://sso.example.com/hub" {
+			t.Errorf("GET /auth/session with the cookie = %d %s, want who is signed in and login_url (for the console's prompt before the session ends)", resp.StatusCode, b)
 		}
 		if r := do(t, h.URL, call{path: "/topics/project.1/history", header: withCookie}); r.status != 200 {
 			t.Errorf("GET history with the session cookie = %d %q", r.status, r.msg)
