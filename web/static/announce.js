@@ -19,6 +19,8 @@ export class Announcer {
     this.known = new Map();
     this.pending = { failed: [], stalled: [], resumed: [] };
     this.connection = '';
+    /** Sentences of the console's own, such as the prompt before a session ends; said at the next flush. */
+    this.notes = [];
     this.spokenConnection = '';
     this.wasLive = false;
     /** Nothing is spoken for what the first paint shows; the board itself says it. */
@@ -50,6 +52,11 @@ export class Announcer {
     }
   }
 
+  /** Queues a sentence that needs no card or connection change behind it. */
+  say(text) {
+    if (text) this.notes.push(text);
+  }
+
   /** Speaks what has gathered, if the last announcement is at least gapMs old. */
   flush(now) {
     const parts = [];
@@ -60,8 +67,10 @@ export class Announcer {
         : `${names.length} workflows ${word.toLowerCase()}.`);
     }
     if (this.connection && this.connection !== this.spokenConnection) parts.unshift(CONNECTION_TEXT[this.connection]);
+    parts.unshift(...this.notes);
     if (!parts.length || now - this.lastAt < this.gapMs) return;
     this.pending = { failed: [], stalled: [], resumed: [] };
+    this.notes = [];
     this.spokenConnection = this.connection;
     this.lastAt = now;
     this.spoken++;

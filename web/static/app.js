@@ -1,6 +1,9 @@
 // Entry point: reads the page URL, wires the model, the feed and the views, and renders once per animation frame.
 import { Store } from './store.js';
-import { Feed, getJSON } from './feed.js';
+import { Feed } from './feed.js';
+import { getJSON } from './http.js';
+import { Session } from './session.js';
+import { SignInView, spoken } from './signin.js';
 import { parseDuration } from './ids.js';
 import { CardsView } from './cards.js';
 import { LogView } from './logview.js';
@@ -35,15 +38,24 @@ function schedule() {
   backup = setTimeout(flush, 500);
 }
 
+const announcer = new Announcer($('announce'));
+const session = new Session({ onChange: (state) => { announcer.say(spoken(state, session, Date.now())); schedule(); } });
 const feed = new Feed({
   topics: goodTopics,
   store,
   types: (params.get('types') || '').split(',').map((t) => t.trim()).filter(Boolean),
   onChange: schedule,
   fetchJSON: getJSON,
+  probe: () => session.probe(),
+  onSignedOut: (answer) => { session.refused(answer); schedule(); },
 });
-
-const announcer = new Announcer($('announce'));
+const signin = new SignInView(session, {
+  panel: $('signin'), title: $('signin-title'), reason: $('signin-reason'), form: $('signin-form'),
+  token: $('signin-token'), login: $('signin-login'), error: $('signin-error'), who: $('session'),
+  whoText: $('session-who'), signOut: $('sign-out'), denied: $('denied'), feed, topics: goodTopics,
+  onSignedIn: () => { begin(); (goodTopics.length ? $('cards') : $('topic-input')).focus(); },
+  onSignOut: () => { sessionStorage.setItem('hub.signedOut', '1'); location.reload(); },
+});
 const cards = new CardsView(store, {
   root: $('cards'), empty: $('empty'), summary: $('summary'), filter: $('card-filter'), multiTopic,
   onSelect: (workflow) => { logView.setFilter({ workflow }); schedule(); },
@@ -80,6 +92,7 @@ function flush() {
   timelineView.render(now);
   alarmsView.render();
   statusView.render(now);
+  signin.render(now);
   announcer.feed(feed.state);
   announcer.flush(now);
   debug.renders++;
@@ -90,6 +103,7 @@ function flush() {
 setInterval(() => {
   const now = Date.now();
   store.tick(now);
+  session.tick(now);
   feed.tick(now);
   cards.renderClocks(now);
   schedule();
@@ -105,6 +119,8 @@ const debug = {
     alarms: store.locks.active().length, locks: store.locks.byKey.size }; },
   get cursor() { return feed.cursor(); },
   get lastReset() { return feed.lastReset; },
+  get session() { return { state: session.state, subject: session.subject, expAt: session.expAt,
+    promptAt: session.promptAt, denied: [...feed.denied.keys()] }; },
   get stallAfterMs() { return store.stallAfterMs; },
   logIds: () => store.log.filter((e) => e.id).map((e) => ({ topic: e.topic, id: e.id })),
   workflow: (workflow, topic = goodTopics[0]) => ({ ...store.workflows.get(`${topic}\u0000${workflow}`) }),
@@ -232,7 +248,7 @@ function setupKeys() {
     const actions = {
       '/': () => focus('log-text'), f: () => focus('card-filter'), t: () => focus('topic-input'),
       w: () => cards.focus(), p: () => logView.togglePause(), a: () => alarmsView.acknowledgeNewest(),
-      d: () => $('theme-toggle').click(), '?': () => $('help-dialog').showModal(),
+      d: () => $('theme-toggle').click(), '?': () => $('help-dialog').showModal(), s: () => signin.focus(),
     };
     const act = actions[e.key.length === 1 ? e.key.toLowerCase() : e.key];
     if (!act) return;
@@ -268,16 +284,46 @@ function landing() {
   fillTopicList(list, $('topic-options'));
 }
 
+let begun = false;
+/** Starts the board once the page may ask the hub for it; after a later sign-in, resumes it from its positions. */
+function begin() {
+  if (session.state !== 'unknown') feed.grant(session.subscribe);
+  cards.idle = !goodTopics.length;
+  store.orderDirty = true; // repaints the empty area's words
+  if (goodTopics.length) {
+    feed.start();
+    if (!begun && badTopics.length) store.note(`Ignored invalid topic names: ${badTopics.join(', ')}`, 'warn');
+  } else if (!begun) {
+    landing();
+  }
+  begun = true;
+}
+
+/**
+ * One question first: who are we? Signed out, the page asks the hub for nothing more until the operator signs in,
+ * so a console left open without a session costs the hub nothing.
+ */
+async function boot() {
+  session.byOperator = sessionStorage.getItem('hub.signedOut') === '1';
+  sessionStorage.removeItem('hub.signedOut');
+  await session.check();
+  if (!session.usable) {
+    feed.stop('signed-out', session.reason);
+    cards.idle = true;
+    $('empty').hidden = false;
+    $('empty').textContent = 'Nothing to show until you sign in.';
+    signin.render(Date.now());
+    signin.focus();
+    return;
+  }
+  begin();
+}
+
 setupTheme();
 setupStall();
 setupTopics();
 setupKeys();
 $('topics-shown').textContent = goodTopics.length ? goodTopics.join(', ') : '—';
 document.title = goodTopics.length ? `${goodTopics.join(', ')} · SyncVerse Hub` : 'SyncVerse Hub · Operations';
-if (goodTopics.length) {
-  feed.start();
-  if (badTopics.length) store.note(`Ignored invalid topic names: ${badTopics.join(', ')}`, 'warn');
-} else {
-  landing();
-}
 schedule();
+boot();

@@ -1,7 +1,12 @@
 // The connection to the hub: first paint from each topic's snapshot, then one EventSource from the snapshots' cursor.
 // Positions are tracked per topic so that nothing is applied twice: not across EventSource reconnects, not across
-// our own reopen after a refused connection, not across a reset that reloads a snapshot.
+// our own reopen after a refused connection, not across a reset that reloads a snapshot, not across a sign-in.
+// A refusal of our credentials pauses every request until the page signs in again (no retry loop against a 401);
+// a topic the credentials do not cover is set aside and the others keep streaming.
 import { cmpId, formatCursor, idTime, parseEventId } from './ids.js';
+import { ServerClock } from './clock.js';
+import { backoff, getJSON, sleep } from './http.js';
+import { grants } from './session.js';
 
 // EventSource only delivers named events to listeners registered by that exact name, so the types the console can
 // show are listed here; `?types=a,b` in the page URL adds more.
@@ -9,21 +14,29 @@ export const KNOWN_TYPES = ['health', 'progress', 'lock', 'reset', 'message', 'l
   'error', 'debug', 'trace', 'status', 'step', 'agent', 'metric', 'metrics', 'alert', 'audit', 'deploy', 'build',
   'test', 'output', 'stdout', 'stderr', 'dispatch', 'lease', 'workflow', 'task', 'job', 'note', 'system'];
 
-const MAX_BACKOFF_MS = 30000;
 const STATE_HISTORY = 200;
 
 export class Feed {
   /**
+   * probe asks the hub who we are (GET /auth/session) after a refused stream; onSignedOut hears its 401 answer.
    * @param {{topics:string[], store:import('./store.js').Store, types?:string[], onChange?:()=>void,
-   *          fetchJSON?:(url:string)=>Promise<any>}} opts
+   *          fetchJSON?:(url:string)=>Promise<any>, probe?:()=>Promise<{status:number, body:any}|null>,
+   *          onSignedOut?:(answer:{status:number, body:any})=>void}} opts
    */
-  constructor({ topics, store, types = [], onChange = () => {}, fetchJSON = getJSON }) {
+  constructor({ topics, store, types = [], onChange = () => {}, fetchJSON = getJSON, probe = async () => null,
+    onSignedOut = () => {} }) {
     this.topics = topics;
     this.store = store;
     this.types = [...new Set([...KNOWN_TYPES, ...types])];
     this.onChange = onChange;
     this.fetchJSON = fetchJSON;
-    this.positions = new Map(topics.map((t) => [t, { lastId: '', gate: null, target: '' }]));
+    this.probe = probe;
+    this.onSignedOut = onSignedOut;
+    // gate: events held until the topic's snapshot is applied; a topic starts out waiting for its snapshot.
+    this.positions = new Map(topics.map((t) => [t, { lastId: '', gate: [], target: '', loading: null }]));
+    /** Topics the credentials may not watch, with the hub's reason; they are left out of the stream. */
+    this.denied = new Map();
+    this.paused = false;
     this.state = 'connecting';
     this.detail = '';
     this.attempt = 0;
@@ -37,16 +50,70 @@ export class Feed {
     this.esLastId = '';
     this.retryTimer = 0;
     this.replayRun = 0;
-    this.clockSamples = [];
-    this.clockOffset = 0;
-    this.latencies = [];
+    this.clock = new ServerClock();
     this.closed = false;
     this.setState('connecting');
   }
 
+  /** The topics the stream carries: those the credentials cover. */
+  active() {
+    return this.topics.filter((t) => !this.denied.has(t));
+  }
+
+  /**
+   * Starts, or starts again after a sign-in: loads the snapshots still missing, then opens the stream from our own
+   * positions, so whatever was published meanwhile is replayed once.
+   */
   async start() {
-    await Promise.all(this.topics.map((t) => this.loadSnapshot(t)));
-    if (!this.closed) this.open();
+    this.paused = false;
+    await Promise.all(this.active().filter((t) => this.positions.get(t).gate).map((t) => this.loadSnapshot(t)));
+    if (this.closed || this.paused) return;
+    if (!this.active().length) { this.stop('forbidden', 'no topic may be watched'); return; }
+    this.open();
+  }
+
+  /** Ends every request until start() is called again. */
+  stop(state, detail = '') {
+    this.paused = true;
+    clearTimeout(this.retryTimer);
+    if (this.es) this.es.close();
+    this.es = null;
+    this.setState(state, detail);
+  }
+
+  /** The hub refused our credentials: stop, and say so once. */
+  signedOut(answer) {
+    if (this.paused && this.state === 'signed-out') return;
+    this.stop('signed-out', answer?.body?.error || 'authentication required');
+    this.onSignedOut(answer);
+  }
+
+  /**
+   * Sets aside the topics that the subscribe patterns do not cover (and takes back those they now do). Returns
+   * whether anything changed.
+   */
+  grant(patterns) {
+    let changed = false;
+    for (const t of this.topics) {
+      const allowed = grants(patterns, t);
+      if (allowed && this.denied.has(t)) {
+        this.denied.delete(t);
+        this.positions.get(t).gate = [];
+        changed = true;
+      } else if (!allowed && !this.denied.has(t)) {
+        this.deny(t, 'your sign-in does not grant it');
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  deny(topic, reason) {
+    this.denied.set(topic, reason);
+    this.store.clearTopic(topic);
+    this.positions.get(topic).gate = null;
+    this.store.note(`You may not watch ${topic}: ${reason}.`, 'warn', topic);
+    this.onChange();
   }
 
   close() {
@@ -64,21 +131,33 @@ export class Feed {
     this.onChange();
   }
 
-  /** Loads a topic's snapshot, retrying with backoff until it works; the topic's events wait meanwhile. */
-  async loadSnapshot(topic) {
+  /**
+   * Loads a topic's snapshot, retrying with backoff until it works; the topic's events wait meanwhile. A refusal of
+   * the credentials ends the retries: 401 signs the page out, 403 sets the topic aside.
+   */
+  loadSnapshot(topic) {
     const pos = this.positions.get(topic);
     pos.gate = pos.gate || [];
-    for (let attempt = 0; !this.closed; attempt++) {
+    pos.loading = pos.loading || this.fetchSnapshot(topic).finally(() => { pos.loading = null; });
+    return pos.loading;
+  }
+
+  async fetchSnapshot(topic) {
+    for (let attempt = 0; !this.closed && !this.paused; attempt++) {
       try {
         const snap = await this.fetchJSON(`/topics/${encodeURIComponent(topic)}/snapshot`);
+        if (this.paused || this.denied.has(topic)) return false;
         this.applySnapshot(topic, snap);
-        return;
+        return true;
       } catch (err) {
+        if (err.status === 401) { this.signedOut({ status: 401, body: err.body }); return false; }
+        if (err.status === 403) { this.deny(topic, err.message); return false; }
         this.store.note(`Snapshot of ${topic} failed: ${err.message}; retrying`, 'warn', topic);
         this.onChange();
         await sleep(backoff(attempt));
       }
     }
+    return false;
   }
 
   applySnapshot(topic, snap) {
@@ -91,7 +170,7 @@ export class Feed {
     const envs = [...byId({ ...snap.workflows, ...prefixed(snap.locks) }), ...byId(snap.health)];
     for (const env of envs) {
       this.store.apply(topic, { id: env.id, type: env.type || 'progress', data: env.data },
-        { time: this.toLocal(idTime(env.id), Date.now()), source: 'snapshot' });
+        { time: this.clock.toLocal(idTime(env.id), Date.now()), source: 'snapshot' });
     }
     this.counts.snapshots++;
     pos.lastId = cursor;
@@ -118,14 +197,15 @@ export class Feed {
   }
 
   cursor() {
-    return formatCursor(this.topics, (t) => this.positions.get(t).lastId);
+    return formatCursor(this.active(), (t) => this.positions.get(t).lastId);
   }
 
   open() {
     clearTimeout(this.retryTimer);
     if (this.es) this.es.close();
+    if (this.paused || this.closed) return;
     const q = new URLSearchParams();
-    for (const t of this.topics) q.append('topic', t);
+    for (const t of this.active()) q.append('topic', t);
     // Our own positions, not the last cursor the server sent: events held back while a snapshot reloads are not
     // applied yet, so resuming from them is the conservative choice (repeats are dropped by id).
     q.set('last_event_id', this.cursor());
@@ -141,17 +221,38 @@ export class Feed {
   }
 
   /**
-   * The hub ends a stream when its token expires. Whatever renews the cookie (the page that embeds the console, or a
-   * sign-in in another tab) has had its chance by the time we reopen from our own positions: nothing is lost, and a
-   * token still expired answers 401, which onError turns into slower retries.
+   * The hub ends a stream when its token expires. One question to the hub tells whether the cookie was renewed
+   * meanwhile (another tab, the page that embeds the console): then we reopen from our own positions at once, and
+   * nothing is lost; otherwise the page is signed out until the operator signs in again.
    */
-  onAuthExpired(es) {
+  async onAuthExpired(es) {
     if (es !== this.es || this.closed) return;
     es.close();
     this.attempt++;
-    const wait = backoff(this.attempt);
+    this.setState('reconnecting', 'credentials expired');
+    const answer = await this.probe();
+    if (es !== this.es || this.closed || this.paused) return;
+    if (answer?.status === 401) { this.signedOut(answer); return; }
+    this.retryLater(answer?.status === 200 && this.attempt <= 1 ? 0 : backoff(this.attempt), 'credentials expired');
+  }
+
+  retryLater(wait, why) {
+    clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.open(), wait);
-    this.setState('reconnecting', `credentials expired; retrying in ${Math.round(wait / 1000)} s`);
+    this.setState('reconnecting', `${why}; next in ${Math.round(wait / 1000)} s`);
+  }
+
+  /**
+   * The browser gives up after a refused response and does not say which. One probe per refusal, and refusals
+   * come one per backoff step: a 401 signs the page out; topics the grant no longer covers are set aside and the
+   * rest reopen; anything else (429, 503, a proxy page) is retried more slowly.
+   */
+  async onRefused(es) {
+    const answer = await this.probe();
+    if (es !== this.es || this.closed || this.paused) return;
+    if (answer?.status === 401) { this.signedOut(answer); return; }
+    if (answer?.status === 200 && this.grant(answer.body?.subscribe)) { this.start(); return; }
+    this.retryLater(backoff(this.attempt), `attempt ${this.attempt}`);
   }
 
   onOpen(es) {
@@ -199,10 +300,8 @@ export class Feed {
     this.attempt++;
     this.lastMessageAt = Date.now();
     if (es.readyState === EventSource.CLOSED) {
-      // The browser gives up after a refused response (429/503, a proxy page); we keep trying, more slowly.
-      const wait = backoff(this.attempt);
-      this.retryTimer = setTimeout(() => this.open(), wait);
-      this.setState('reconnecting', `attempt ${this.attempt}, next in ${Math.round(wait / 1000)} s`);
+      this.setState('reconnecting', `attempt ${this.attempt}`);
+      this.onRefused(es);
     } else {
       this.setState('reconnecting', `attempt ${this.attempt}`);
     }
@@ -220,7 +319,7 @@ export class Feed {
     try { data = JSON.parse(ev.data); } catch { data = ev.data; }
     if (ev.type === 'reset') { if (!fresh) this.onReset(data); return; }
     if (!fresh) { this.onEphemeral(ev.type, data, now); return; }
-    const where = parseEventId(ev.lastEventId, this.topics);
+    const where = parseEventId(ev.lastEventId, this.active());
     if (!where || !this.positions.has(where.topic)) {
       this.store.note(`Event with an unexpected id ${JSON.stringify(ev.lastEventId)} shown without a topic`, 'warn');
       this.store.apply('', { type: ev.type, data }, { time: now, source: 'live' });
@@ -239,7 +338,7 @@ export class Feed {
     if (pos.lastId && cmpId(item.id, pos.lastId) <= 0) { this.counts.duplicates++; return; }
     pos.lastId = item.id;
     const serverMs = idTime(item.id);
-    const time = this.toLocal(serverMs, item.received);
+    const time = this.clock.toLocal(serverMs, item.received);
     // Stored before this connection opened means missed while away, whether or not /topics has answered yet.
     const replay = (pos.target && cmpId(item.id, pos.target) <= 0) || time < this.openedAt;
     if (pos.target && cmpId(item.id, pos.target) >= 0) pos.target = '';
@@ -248,7 +347,7 @@ export class Feed {
       this.replayRun++;
       if (this.state === 'replaying') this.detail = String(this.replayRun);
     } else {
-      this.sampleClock(item.received, serverMs);
+      this.clock.sample(item.received, serverMs);
     }
     if (!pos.target && this.state === 'replaying') this.resume();
     const source = replay ? 'replay' : 'live';
@@ -258,8 +357,9 @@ export class Feed {
 
   onEphemeral(type, data, now) {
     this.counts.ephemeral++;
-    let topic = this.topics[0];
-    if (this.topics.length > 1) topic = data && this.positions.has(data.topic) ? data.topic : '';
+    const active = this.active();
+    let topic = active[0];
+    if (active.length > 1) topic = data && active.includes(data.topic) ? data.topic : '';
     if (this.store.apply(topic, { type, data }, { time: now, source: 'ephemeral' }) === 'duplicate') {
       this.counts.duplicates++;
     }
@@ -267,9 +367,10 @@ export class Feed {
   }
 
   async onReset(data) {
-    const topic = this.topics.length === 1 ? this.topics[0] : data?.topic;
+    const active = this.active();
+    const topic = active.length === 1 ? active[0] : data?.topic;
     this.counts.resets++;
-    if (!this.positions.has(topic)) {
+    if (!active.includes(topic)) {
       this.store.note(`Reset for unknown topic ${JSON.stringify(topic)}`, 'warn');
       return;
     }
@@ -277,7 +378,7 @@ export class Feed {
     this.setState('reset', `${topic}: ${reason}`);
     this.store.note(`History of ${topic} no longer reaches our position (${reason}; oldest stored ` +
       `${data?.oldest || '?'}). Reloading its snapshot.`, 'warn', topic);
-    await this.loadSnapshot(topic);
+    if (!(await this.loadSnapshot(topic))) return;
     const cursor = this.positions.get(topic).lastId;
     this.lastReset = { topic, reason, oldest: data?.oldest || '', cursor, at: Date.now() };
     this.store.note(`Snapshot of ${topic} reloaded at ${cursor}.`, 'info', topic);
@@ -285,47 +386,10 @@ export class Feed {
     this.onChange();
   }
 
-  /**
-   * Keeps an estimate of how far the browser's clock is from Redis's, from the fastest recent deliveries, so that
-   * ages computed from stream ids (stall detection, lease countdowns) survive a skewed laptop clock.
-   */
-  sampleClock(received, serverMs) {
-    if (!Number.isFinite(serverMs)) return;
-    const d = received - serverMs;
-    this.latencies.push(d);
-    if (this.latencies.length > 100) this.latencies.shift();
-    this.clockSamples.push(d);
-    if (this.clockSamples.length > 200) this.clockSamples.shift();
-    if (this.clockSamples.length % 20 === 1) this.clockOffset = Math.min(...this.clockSamples);
-  }
-
-  toLocal(serverMs, fallback) {
-    return Number.isFinite(serverMs) ? Math.min(serverMs + this.clockOffset, fallback) : fallback;
-  }
-
   /** The median time from XADD to this browser over the last live events, in ms. */
   latency() {
-    if (!this.latencies.length) return NaN;
-    const s = [...this.latencies].sort((a, b) => a - b);
-    return s[s.length >> 1];
+    return this.clock.latency();
   }
-}
-
-export async function getJSON(url) {
-  const res = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store' });
-  let body = null;
-  try { body = await res.json(); } catch { /* reported below with the status */ }
-  if (!res.ok) throw new Error(body?.error || `${res.status} ${res.statusText}`);
-  return body;
-}
-
-function backoff(attempt) {
-  const base = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(attempt, 5));
-  return base / 2 + Math.random() * base / 2;
-}
-
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** A copy of a map with its keys made distinct from a workflow map's, so the two can be merged. */

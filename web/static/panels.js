@@ -124,7 +124,7 @@ export class AlarmsView {
 
 const STATE_TEXT = {
   connecting: 'Connecting', live: 'Live', reconnecting: 'Reconnecting', replaying: 'Replaying', reset: 'Reset',
-  idle: 'No topic',
+  idle: 'No topic', 'signed-out': 'Signed out', forbidden: 'Not allowed',
 };
 
 export class StatusView {
@@ -149,6 +149,8 @@ export class StatusView {
     else if (f.state === 'replaying') detail = `${count(f.replayRun)} missed events`;
     else if (f.state === 'reset') detail = `reloading snapshot · ${f.detail}`;
     else if (f.state === 'connecting') detail = 'loading snapshot';
+    else if (f.state === 'signed-out') detail = 'sign in to resume';
+    else if (f.state === 'forbidden') detail = f.detail;
     set(this.detail, detail);
     for (const el of this.counters) {
       const k = el.dataset.counter;
