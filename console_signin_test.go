@@ -1,0 +1,325 @@
+//go:build slow
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/redistest"
+)
+
+// The console under auth: the real hub with an HMAC secret, the real console in a headless Chromium, reached through
+// a proxy that counts every request the page sends, so the test sees what the hub sees.
+
+const signinLoginURL = "https://sso.example.com/hub-login"
+
+// countingProxy forwards to the hub and keeps the method and path of every request.
+type countingProxy struct {
+	*httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newCountingProxy(t *testing.T, target string) *countingProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1 // an SSE frame goes through at once
+	p := &countingProxy{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.seen = append(p.seen, r.Method+" "+r.URL.Path)
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { p.CloseClientConnections(); p.Close() })
+	return p
+}
+
+// mark is how many requests have been seen so far; since(mark) lists those after it.
+func (p *countingProxy) mark() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.seen)
+}
+
+func (p *countingProxy) since(mark int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.seen[mark:])
+}
+
+// signinHub runs the hub with HS256 auth and auth.login_url, the browser, and a tab on the console behind the
+// counting proxy; the browser starts after the proxy so that it is closed first.
+func signinHub(t *testing.T) (*testHub, *countingProxy, context.Context) {
+	t.Helper()
+	h := startHub(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+testSecret, "HUB_AUTH_LOGIN_URL="+signinLoginURL,
+		"HUB_SSE_RETRY=300ms")
+	p := newCountingProxy(t, h.URL)
+	return h, p, newTab(t, newBrowser(t))
+}
+
+// signInWith pastes tok into the sign-in field and presses Enter, as an operator would.
+func signInWith(t *testing.T, tab context.Context, tok string) {
+	t.Helper()
+	evalJS[bool](t, tab, fmt.Sprintf(`(el => (el.focus(), el.value = %s, el.dispatchEvent(new Event('input')), true))(
+		document.getElementById('signin-token'))`, jsString(tok)))
+	if err := chromedp.Do(tab, chromedp.KeyEvent("\r")); err != nil {
+		t.Fatalf("key Enter in the sign-in field: %v", err)
+	}
+}
+
+// browserCookie is the session cookie as the browser holds it for url, or nil.
+func browserCookie(t *testing.T, tab context.Context, u string) *network.Cookie {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{u}})
+	if err != nil {
+		t.Fatalf("Network.getCookies: %v", err)
+	}
+	for _, c := range res.Cookies {
+		if c.Name == auth.DefaultCookie {
+			return c
+		}
+	}
+	return nil
+}
+
+// signedOutShown is a page expression: the sign-in panel shows, the feed has stopped, nothing else is asked for.
+const signedOutShown = `(p => p && !p.hidden && p.getClientRects().length > 0)(document.getElementById('signin')) &&
+	__hub.state === 'signed-out' && __hub.session.state === 'signed-out'`
+
+// publisher publishes progress events on a topic every few milliseconds until stopped, and keeps their ids.
+type publisher struct {
+	stop chan struct{}
+	done chan struct{}
+	ids  []string
+	err  error
+}
+
+func startPublishing(h *testHub, topic, workflow string, every time.Duration) *publisher {
+	p := &publisher{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			data := fmt.Sprintf(`{"workflow":%q,"step":"step %03d","progress":%.3f,"status":"running"}`, workflow, i, float64(i%1000)/1000)
+			id, err := h.Pub.Publish(context.Background(), topic, "progress", []byte(data))
+			if err != nil {
+				p.err = err
+				return
+			}
+			p.ids = append(p.ids, id)
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+// Stop ends the publishing and returns the ids published, in order.
+func (p *publisher) Stop(t *testing.T) []string {
+	t.Helper()
+	close(p.stop)
+	<-p.done
+	if p.err != nil {
+		t.Fatalf("Publish: %v", p.err)
+	}
+	return p.ids
+}
+
+// TestConsoleSignIn: signed out, the console says so within a second and then leaves the hub alone; a pasted token
+// makes it live, in a cookie the page cannot read; that 5 s session prompts before it ends, keeps the board when it
+// does, and after a new sign-in resumes with every event published meanwhile exactly once; sign-out signs out.
+func TestConsoleSignIn(t *testing.T) {
+	h, p, tab := signinHub(t)
+	const topic = "console.signin"
+	page := p.URL + "/?topic=" + topic
+	started := time.Now()
+	navigate(t, tab, page)
+	waitJS(t, tab, time.Second, "signed-out state", signedOutShown)
+	if took := time.Since(started); took > time.Second {
+		t.Errorf("signed-out state shown %v after the page was asked for, want within a second", took)
+	}
+	checkSignedOutPanel(t, tab, page)
+	screenshot(t, tab, "console-signed-out")
+	quiet := p.mark()
+	time.Sleep(10 * time.Second) // what is measured is the silence itself
+	if got := p.since(quiet); len(got) >= 5 || slices.ContainsFunc(got, func(s string) bool {
+		return strings.Contains(s, "/events") || strings.Contains(s, "/topics")
+	}) {
+		t.Errorf("signed out, the console sent %d requests in 10 s: %q; want fewer than 5, none to /events or /topics", len(got), got)
+	}
+
+	short := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 5*time.Second)
+	exp := tokenExpiry(t, short)
+	signInWith(t, tab, short)
+	waitJS(t, tab, 3*time.Second, "live after the sign-in", `__hub.state === 'live' && document.getElementById('signin').hidden &&
+		!document.getElementById('session').hidden && /^test · until \d\d:\d\d:\d\d/.test(document.getElementById('session-who').textContent)`)
+	pub := startPublishing(h, topic, "wf-b", 50*time.Millisecond)
+	if v := evalJS[string](t, tab, `document.getElementById('signin-token').value`); v != "" {
+		t.Errorf("the sign-in field still holds %d characters after the sign-in, want it emptied", len(v))
+	}
+	if c := evalJS[string](t, tab, `document.cookie`); strings.Contains(c, auth.DefaultCookie) {
+		t.Errorf("document.cookie = %q: the session cookie is visible to the page's script", c)
+	}
+	if c := browserCookie(t, tab, p.URL); c == nil || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict {
+		t.Errorf("the browser's session cookie = %+v, want one, HttpOnly and SameSite=Strict", c)
+	}
+
+	expiryResumes(t, p, tab, topic, exp, pub)
+
+	evalJS[bool](t, tab, `document.getElementById('sign-out').click(), true`)
+	waitJS(t, tab, 5*time.Second, "signed out by the operator", signedOutShown+` &&
+		document.getElementById('signin-title').textContent === 'You are signed out' && !document.querySelector('#cards .card')`)
+	if c := browserCookie(t, tab, p.URL); c != nil {
+		t.Errorf("after sign-out the browser still holds the session cookie %+v", c)
+	}
+}
+
+// checkSignedOutPanel: the panel says what is wrong in words, offers the login page with ?return= this page, and
+// has the keyboard in the token field.
+func checkSignedOutPanel(t *testing.T, tab context.Context, page string) {
+	t.Helper()
+	got := evalJS[map[string]string](t, tab, `({title: document.getElementById('signin-title').textContent,
+		reason: document.getElementById('signin-reason').textContent, login: document.getElementById('signin-login').href,
+		focus: document.activeElement.id, conn: document.getElementById('conn-label').textContent})`)
+	want := signinLoginURL + "?return=" + url.QueryEscape(page)
+	if got["title"] != "Sign in to follow progress" || !strings.Contains(got["reason"], "not signed in") ||
+		!strings.Contains(got["reason"], "authentication required") || got["login"] != want ||
+		got["focus"] != "signin-token" || got["conn"] != "Signed out" {
+		t.Errorf("signed-out panel = %v; want the title, a reason naming the hub's answer, the login link %s, focus in the token field, the pill saying Signed out", got, want)
+	}
+}
+
+// expiryResumes follows the 5 s session ending at exp while pub keeps publishing: the prompt shows before the
+// session ends, the board stays when it ends, the page goes quiet, and a new sign-in resumes with each event
+// exactly once.
+func expiryResumes(t *testing.T, p *countingProxy, tab context.Context, topic string, exp time.Time, pub *publisher) {
+	t.Helper()
+	waitJS(t, tab, time.Until(exp), "the prompt to sign in again, before the session ends", `__hub.session.state === 'expiring' &&
+		!document.getElementById('signin').hidden && document.getElementById('signin-title').textContent === 'Your session is about to end' &&
+		/ends in \d+ s$/.test(document.getElementById('session-who').textContent)`)
+	if left := time.Until(exp); left <= 0 {
+		t.Errorf("the prompt showed %v after the session ended", -left)
+	}
+	screenshot(t, tab, "console-session-expiring")
+	waitJS(t, tab, time.Until(exp)+3*time.Second, "the session ended, the board kept", `__hub.state === 'signed-out' &&
+		__hub.session.state === 'expired' && document.getElementById('signin-title').textContent === 'Your session has ended' &&
+		`+cardSel("wf-b"))
+	quiet := p.mark()
+	time.Sleep(1500 * time.Millisecond) // events go on being published while nobody is signed in
+	if got := p.since(quiet); len(got) > 0 {
+		t.Errorf("after the session ended the console sent %q, want nothing until the operator signs in", got)
+	}
+	screenshot(t, tab, "console-session-ended")
+
+	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	waitJS(t, tab, 5*time.Second, "live again", `__hub.state === 'live' && document.getElementById('signin').hidden`)
+	time.Sleep(300 * time.Millisecond)
+	ids := pub.Stop(t)
+	waitJS(t, tab, 5*time.Second, "every event in the console", fmt.Sprintf(
+		`__hub.logIds().filter(e => e.topic === %s).length >= %d`, jsString(topic), len(ids)))
+	got := evalJS[[]string](t, tab, fmt.Sprintf(`__hub.logIds().filter(e => e.topic === %s).map(e => e.id)`, jsString(topic)))
+	if !slices.Equal(got, ids) {
+		t.Errorf("events the console applied (%d) =\n%v\nwant each of the %d published exactly once, in order:\n%v", len(got), got, len(ids), ids)
+	}
+	if n := evalJS[int](t, tab, `__hub.counts.duplicates`); n != 0 {
+		t.Errorf("duplicates dropped = %d, want 0 (resumed from the console's own position)", n)
+	}
+	t.Logf("%d events published across the session's end, each seen once", len(ids))
+}
+
+// TestConsoleSignInForbidden: a sign-in that may watch one of two topics says which one it may not watch, asks the
+// hub nothing about it, and streams the other.
+func TestConsoleSignInForbidden(t *testing.T) {
+	h, p, tab := signinHub(t)
+	navigate(t, tab, p.URL+"/?topic=console.ok,console.secret")
+	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
+	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.ok"}}, time.Hour))
+	waitJS(t, tab, 5*time.Second, "live on the allowed topic, the other named", `__hub.state === 'live' &&
+		document.querySelector('#denied:not([hidden]) li[data-topic="console.secret"]')?.textContent.startsWith('You may not watch console.secret')`)
+	h.publish("console.ok", "progress", `{"workflow":"wf-ok","step":"deploy","progress":0.5,"status":"running"}`)
+	h.publish("console.secret", "progress", `{"workflow":"wf-secret","step":"hidden","progress":0.5,"status":"running"}`)
+	waitJS(t, tab, 2*time.Second, "the allowed topic streams", cardIs("wf-ok", "deploy", "50", "running"))
+	if evalJS[bool](t, tab, `!!`+cardSel("wf-secret")) {
+		t.Errorf("a card of the topic the sign-in may not watch is shown")
+	}
+	if asked := slices.DeleteFunc(p.since(0), func(s string) bool { return !strings.Contains(s, "console.secret") }); len(asked) > 0 {
+		t.Errorf("the console asked the hub about the topic it may not watch: %q", asked)
+	}
+	screenshot(t, tab, "console-signin-forbidden")
+}
+
+// TestConsoleSignInStreamRefused: a stream the hub refuses with 401 (the cookie gone behind the page's back, then a
+// hub restart) signs the page out after one question to the hub, keeping the board, and the page then goes quiet.
+func TestConsoleSignInStreamRefused(t *testing.T) {
+	h, p, tab := signinHub(t)
+	const topic = "console.refused"
+	navigate(t, tab, p.URL+"/?topic="+topic)
+	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
+	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	waitJS(t, tab, 5*time.Second, "live", `__hub.state === 'live'`)
+	h.publish(topic, "progress", `{"workflow":"wf-r","step":"copy","progress":0.2,"status":"running"}`)
+	waitJS(t, tab, 2*time.Second, "the card", cardIs("wf-r", "copy", "20", "running"))
+	signedIn := p.mark()
+
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+		t.Fatalf("Network.clearBrowserCookies: %v", err)
+	}
+	h.Restart()
+	waitJS(t, tab, 15*time.Second, "signed out by the refused stream, the board kept", `__hub.state === 'signed-out' &&
+		__hub.session.state === 'expired' && !document.getElementById('signin').hidden && `+cardSel("wf-r"))
+	quiet := p.mark()
+	time.Sleep(5 * time.Second) // what is measured is the silence itself
+	if got := p.since(quiet); len(got) > 0 {
+		t.Errorf("signed out by a refused stream, the console went on to send %q, want nothing", got)
+	}
+	t.Logf("requests from the sign-in on: %q", p.since(signedIn))
+}
+
+// TestConsoleSignInAxe audits the signed-out panel and the prompt before a session ends, in both themes.
+func TestConsoleSignInAxe(t *testing.T) {
+	axe := axeSource(t)
+	_, p, tab := signinHub(t)
+	for _, theme := range []string{"light", "dark"} {
+		navigate(t, tab, p.URL+"/?topic=console.axe&theme="+theme)
+		waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
+		for _, v := range runAxe(t, tab, axe) {
+			t.Errorf("%s theme, signed out: %v", theme, v)
+		}
+		signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 3*time.Second))
+		waitJS(t, tab, 5*time.Second, "the prompt before the session ends", `__hub.session.state === 'expiring' &&
+			!document.getElementById('session').hidden`)
+		screenshot(t, tab, "console-signin-axe-"+theme)
+		for _, v := range runAxe(t, tab, axe) {
+			t.Errorf("%s theme, session ending: %v", theme, v)
+		}
+		waitJS(t, tab, 5*time.Second, "the session ended", `__hub.session.state === 'expired'`)
+	}
+}
