@@ -84,7 +84,7 @@ func columns(now time.Time, o TableOptions) []*column {
 		{head: "TOPIC", min: 6, want: 24, drop: 1, grow: 4, hidden: !o.MultiTopic,
 			naturalLength: func(w *Workflow) string { return w.Topic },
 			cell:          func(w *Workflow, _ int) (string, string) { return w.Topic, "" }},
-		{head: "WORKFLOW", min: 8, want: 40, grow: 1, naturalLength: (*Workflow).Label,
+		{head: "WORKFLOW", min: 8, want: 40, grow: 1, naturalLength: func(w *Workflow) string { return oneLine(w.Label()) },
 			cell: func(w *Workflow, _ int) (string, string) { return w.Label(), sgrBold }},
 		{head: "PROGRESS", min: 10, want: 29, drop: 5, grow: 2, cell: progressCell},
 		{head: "STEP", min: 6, want: 30, drop: 2, grow: 3, naturalLength: stepText,
@@ -196,7 +196,8 @@ func row(cols []*column, w *Workflow, color bool) string {
 	cells := make([]string, len(cols))
 	for i, c := range cols {
 		text, style := c.cell(w, c.width)
-		cells[i] = paint(color, style, pad(text, c.width, c.rightAligned))
+		// What agents publish never reaches the terminal as control: no line break, no escape sequence.
+		cells[i] = paint(color, style, pad(oneLine(text), c.width, c.rightAligned))
 	}
 	return strings.TrimRight(strings.Join(cells, "  "), " ")
 }
@@ -204,7 +205,7 @@ func row(cols []*column, w *Workflow, color bool) string {
 // statusLine names the topics, the connection's state and the counts per status.
 func statusLine(m *Model, o TableOptions, width int) string {
 	c := m.Counts()
-	parts := []string{"hub watch " + o.Topics, paint(o.Color, stateStyle(o.State), o.State),
+	parts := []string{"hub watch " + o.Topics, paint(o.Color, stateStyle(o.State), oneLine(o.State)),
 		fmt.Sprintf("%d workflows", m.Len())}
 	for _, st := range []string{"failed", "stalled", "running", "queued", "succeeded", "cancelled", "unknown"} {
 		if c[st] > 0 {

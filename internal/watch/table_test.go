@@ -121,3 +121,13 @@ func TestTableEmpty(t *testing.T) {
 		t.Errorf("empty table = %q", lines)
 	}
 }
+
+func TestTableKeepsPublishedTextInert(t *testing.T) {
+	m := NewModel()
+	m.Apply(ev("t", 1, "progress", `{"workflow":"w","title":"evil\u001b[2J\nname","step":"a\rb","progress":0.5}`), false)
+	for _, l := range Table(m, tableNow, TableOptions{Width: 80, Height: 24, State: "live"}) {
+		if strings.ContainsAny(l, "\x1b\n\r") {
+			t.Errorf("a published title or step reached the terminal as control characters: %q", l)
+		}
+	}
+}
