@@ -53,7 +53,9 @@ func TestCLIHelpVersionAndErrors(t *testing.T) {
 			stderr: []string{`^flag provided but not defined: -bogus\n`, `(?m)^Usage: hub publish --topic T`}},
 		{args: []string{"bogus"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "bogus"\n`, `(?m)^  dispatch-test +verify the lease`}},
 		{args: []string{"help", "bogus"}, code: 2, noStdout: true, stderr: []string{`^hub help: unknown command "bogus"\n`, `(?m)^Commands:$`}},
-		{args: []string{"config"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "config"\n`, `(?m)^  config check `}},
+		{args: []string{"config"}, code: 2, noStdout: true, stderr: []string{`^hub: "config" needs a subcommand: config check\n`, `(?m)^  config check `}},
+		{args: []string{"config", "chek"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "config chek"\n`}},
+		{args: []string{"help", "publish", "x"}, code: 2, noStdout: true, stderr: []string{`^hub help: unknown command "publish x"\n`}},
 	} {
 		code, stdout, stderr := hubCLI(t, nil, c.args...)
 		if code != c.code {

@@ -83,9 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cmd, rest, ok := lookup(name, rest)
 	if !ok {
-		fmt.Fprintf(stderr, "hub: unknown command %q\n\n", name)
-		printCommands(stderr)
-		return errUsage
+		return unknownCommand(stderr, "hub", name, rest)
 	}
 	return cmd.run(ctx, c, c.flags(cmd, rest), rest)
 }
@@ -174,6 +172,28 @@ func printHelp(w io.Writer, cmd command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "\nExample:\n%s\n", indent(cmd.example))
 }
 
+// unknownCommand says that name (with the word after it in rest, for a command with subcommands) names no command,
+// and lists the commands.
+func unknownCommand(w io.Writer, who, name string, rest []string) error {
+	var subs []string
+	for _, cmd := range commands() {
+		if strings.HasPrefix(cmd.name, name+" ") {
+			subs = append(subs, cmd.name)
+		}
+	}
+	word := len(rest) > 0 && !strings.HasPrefix(rest[0], "-")
+	switch {
+	case len(subs) > 0 && !word:
+		fmt.Fprintf(w, "%s: %q needs a subcommand: %s\n\n", who, name, strings.Join(subs, ", "))
+	case len(subs) > 0:
+		fmt.Fprintf(w, "%s: unknown command %q\n\n", who, name+" "+rest[0])
+	default:
+		fmt.Fprintf(w, "%s: unknown command %q\n\n", who, name)
+	}
+	printCommands(w)
+	return errUsage
+}
+
 // printCommands is the list `hub help` prints.
 func printCommands(w io.Writer) {
 	fmt.Fprint(w, "hub: the SyncVerse progress hub\n\nUsage: hub COMMAND [flags]   (no command: serve)\n\nCommands:\n")
@@ -196,9 +216,7 @@ func helpCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) e
 	}
 	cmd, rest, ok := lookup(args[0], args[1:])
 	if !ok || len(rest) > 0 {
-		fmt.Fprintf(c.stderr, "hub help: unknown command %q\n\n", strings.Join(args, " "))
-		printCommands(c.stderr)
-		return errUsage
+		return unknownCommand(c.stderr, "hub help", strings.Join(args, " "), nil)
 	}
 	help := []string{"-h"}
 	err := cmd.run(ctx, c, c.flags(cmd, help), help) // every command parses its flags before it does anything
