@@ -190,6 +190,7 @@ func TestConfigDescribeMasksSecrets(t *testing.T) {
 		"HUB_AUTH_HMAC_SECRET":   "hmacsecret1",
 		"HUB_REDIS_URL":          "redis://user:redispw1@127.0.0.1:6379/0?password=redispw2",
 		"HUB_NOTIFY_WEBHOOK_URL": "https://hooks.example/T1/B1/hookpath2", "HUB_NOTIFY_WEBHOOK_SECRET": "hooksecret2",
+		"HUB_AUTH_JWKS_URL": "https://idp:jwkspw1@idp.example/keys",
 	}
 	cfg, src, err := loadSources(t, env, "--config", path)
 	if err != nil {
@@ -199,7 +200,7 @@ func TestConfigDescribeMasksSecrets(t *testing.T) {
 	if err := cfg.Describe(&out, src); err != nil {
 		t.Fatal(err)
 	}
-	for _, secret := range []string{"hmacsecret1", "redispw1", "redispw2", "hookpath1", "hookpath2", "hooksecret1", "hooksecret2"} {
+	for _, secret := range []string{"hmacsecret1", "redispw1", "redispw2", "hookpath1", "hookpath2", "hooksecret1", "hooksecret2", "jwkspw1"} {
 		if strings.Contains(out.String(), secret) {
 			t.Errorf("Describe shows %q:\n%s", secret, out.String())
 		}

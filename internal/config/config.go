@@ -1,5 +1,7 @@
 // Package config is the hub's configuration: its types, its defaults (read from the packages that own them),
-// config.yaml decoded strictly, HUB_* variables, the common flags, and validation that reports every problem at once.
+// config.yaml checked key by key and decoded strictly, HUB_* variables (each secret also from the file its _FILE
+// variable names), the common flags, where each value came from, and validation; every problem is reported at once,
+// in the words of config.yaml.
 package config
 
 import (

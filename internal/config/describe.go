@@ -31,12 +31,16 @@ func (c Config) Describe(w io.Writer, src Sources) error {
 }
 
 // Masked is the configuration with every secret hidden: the HMAC secret and webhook secrets replaced, the user info
-// and query of Redis URLs dropped (pubsub.RedactURL), and webhook URLs cut to their scheme and host.
+// and query of Redis URLs dropped (pubsub.RedactURL), webhook URLs cut to their scheme and host, and the password of
+// a key set URL masked.
 func (c Config) Masked() Config {
 	if c.Auth.HMACSecret != "" {
 		c.Auth.HMACSecret = masked
 	}
 	c.Redis.URL = pubsub.RedactURL(c.Redis.URL)
+	if u, err := url.Parse(c.Auth.JWKSURL); err == nil && u.User != nil {
+		c.Auth.JWKSURL = u.Redacted() // an identity provider's URL may carry basic-auth credentials
+	}
 	c.Notify.Webhook = maskWebhook(c.Notify.Webhook)
 	c.Notify.Webhooks = slices.Clone(c.Notify.Webhooks)
 	for i := range c.Notify.Webhooks {
