@@ -216,6 +216,29 @@ func TestWatchTableInPTY(t *testing.T) {
 	})
 }
 
+// The hub's own stalled verdict (a health event) marks the row stalled, in bold yellow, until the workflow moves.
+func TestWatchStalledVerdictInPTY(t *testing.T) {
+	h := startHub(t, redistest.Start(t), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms")
+	const topic = "watch.stall"
+	term := newPTY(t, 100, 20)
+	startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--url", h.URL)
+	term.waitFrame(t, 10*time.Second, "the empty table", func(l []string) bool { return strings.Contains(l[0], "live") })
+	h.publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"waiting for disk","progress":0.2,"status":"running"}`)
+	lines := term.waitFrame(t, 15*time.Second, "the hub's stalled verdict", func(l []string) bool {
+		return strings.Contains(tableRow(l, "Quiet job"), " stalled ") && strings.Contains(l[0], "1 stalled")
+	})
+	if raw, _ := term.lastFrame(); !strings.Contains(raw, "\x1b[1m\x1b[33mstalled") {
+		t.Errorf("the stalled status is not drawn in bold yellow: %q", raw)
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "health wf-q hub verdict: stalled") {
+		t.Errorf("the latest events do not show the verdict:\n%s", strings.Join(lines, "\n"))
+	}
+	h.publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"writing","progress":0.3,"status":"running"}`)
+	term.waitFrame(t, 10*time.Second, "the workflow moving again", func(l []string) bool {
+		return strings.Contains(tableRow(l, "Quiet job"), " running ") && strings.Contains(tableRow(l, "Quiet job"), "writing")
+	})
+}
+
 // NO_COLOR turns every colour off; the table is still drawn in place.
 func TestWatchNoColor(t *testing.T) {
 	h := startHub(t, redistest.Start(t))
