@@ -253,6 +253,34 @@ func expiryResumes(t *testing.T, p *countingProxy, tab context.Context, topic st
 	t.Logf("%d events published across the session's end, each seen once", len(ids))
 }
 
+// TestConsoleSignInRenew: signing in again at the prompt swaps the cookie and reopens the stream at once: the page is
+// never signed out, and every event published around the old session's end arrives exactly once.
+func TestConsoleSignInRenew(t *testing.T) {
+	h, p, tab := signinHub(t)
+	const topic = "console.renew"
+	navigate(t, tab, p.URL+"/?topic="+topic)
+	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
+	short := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 5*time.Second)
+	exp := tokenExpiry(t, short)
+	signInWith(t, tab, short)
+	waitJS(t, tab, 3*time.Second, "live", `__hub.state === 'live'`)
+	pub := startPublishing(h, topic, "wf-n", 50*time.Millisecond)
+	waitJS(t, tab, time.Until(exp), "the prompt, before the session ends", `__hub.session.state === 'expiring'`)
+	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	waitJS(t, tab, 3*time.Second, "signed in again", `__hub.session.state === 'signed-in' && document.getElementById('signin').hidden`)
+	time.Sleep(time.Until(exp) + time.Second) // past the first session's end, still publishing
+	ids := pub.Stop(t)
+	waitJS(t, tab, 5*time.Second, "every event in the console", fmt.Sprintf(
+		`__hub.logIds().filter(e => e.topic === %s).length >= %d && __hub.state === 'live'`, jsString(topic), len(ids)))
+	got := evalJS[[]string](t, tab, fmt.Sprintf(`__hub.logIds().filter(e => e.topic === %s).map(e => e.id)`, jsString(topic)))
+	if !slices.Equal(got, ids) {
+		t.Errorf("events the console applied (%d) =\n%v\nwant each of the %d published exactly once, in order:\n%v", len(got), got, len(ids), ids)
+	}
+	if states := evalJS[[]string](t, tab, `__hub.states`); slices.Contains(states[slices.Index(states, "live"):], "signed-out") {
+		t.Errorf("connection states = %v: signed out although the session was renewed before it ended", states)
+	}
+}
+
 // TestConsoleSignInForbidden: a sign-in that may watch one of two topics says which one it may not watch, asks the
 // hub nothing about it, and streams the other.
 func TestConsoleSignInForbidden(t *testing.T) {
