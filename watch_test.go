@@ -164,7 +164,7 @@ func TestWatchTableInPTY(t *testing.T) {
 	h.publish(topic, "progress", `{"workflow":"wf-a","title":"Reindex search","step":"shard 2","progress":0.4,"status":"running","eta_s":120}`)
 	h.publish(topic, "progress", `{"workflow":"wf-b","title":"Nightly build","step":"tests","progress":0.8,"status":"failed"}`)
 	term := newPTY(t, 110, 30)
-	w := startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--url", h.URL)
+	w := startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 
 	lines := term.waitFrame(t, 10*time.Second, "both workflows from the snapshot", func(l []string) bool {
 		return hasBar(tableRow(l, "Reindex search"), 40) && hasBar(tableRow(l, "Nightly build"), 80)
@@ -174,6 +174,9 @@ func TestWatchTableInPTY(t *testing.T) {
 	}
 	if !strings.Contains(lines[2], "Nightly build") || !strings.Contains(tableRow(lines, "Reindex search"), "shard 2") {
 		t.Errorf("rows = %q; want the failed workflow first and the running one with its step", lines[2:4])
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), "progress wf-a shard 2 · 40% · running") {
+		t.Errorf("--history 2 did not fill the latest events:\n%s", strings.Join(lines, "\n"))
 	}
 	if raw, _ := term.lastFrame(); !strings.Contains(raw, "\x1b[1m\x1b[31mfailed") {
 		t.Errorf("the failed status is not drawn in bold red: %q", raw)

@@ -122,7 +122,7 @@ func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error 
 	var c conn
 	var topics topicFlag
 	fs.Var(&topics, "topic", "`topic` to follow (required; repeatable)")
-	history := fs.Int("history", 0, "show the last `N` events of each topic first (with --plain or --json, or off a terminal)")
+	history := fs.Int("history", 0, "show the last `N` events of each topic first (in the table: under it, as the latest events)")
 	plain := fs.Bool("plain", false, "one line per event, even on a terminal")
 	asJSON := fs.Bool("json", false, "each event as one JSON line {topic,id,type,data,time}")
 	c.flags(fs, env.DefaultURL)
@@ -157,7 +157,8 @@ func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error 
 	default:
 		screen = &Screen{W: env.Stdout, Color: env.color(), Topics: topics, Model: NewModel(),
 			Size: func() (int, int) { return termSize(fd) }}
-		f.Sink, f.ResetToSnapshot, f.History = screen, true, 0
+		// --history fills the latest events; the rows come from the snapshot, which replayed older events cannot undo.
+		f.Sink, f.ResetToSnapshot = screen, true
 	}
 	err = f.Follow(ctx)
 	if screen != nil {
