@@ -351,3 +351,23 @@ func TestConsoleSignInAxe(t *testing.T) {
 		waitJS(t, tab, 5*time.Second, "the session ended", `__hub.session.state === 'expired'`)
 	}
 }
+
+// TestConsoleSignInNarrow: on a phone-sized screen the sign-in panel and the signed-in header do not stick out
+// sideways.
+func TestConsoleSignInNarrow(t *testing.T) {
+	_, p, tab := signinHub(t)
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(400, 860, chromedp.EmulateMobile, chromedp.EmulateTouch)); err != nil {
+		t.Fatalf("EmulateViewport(400): %v", err)
+	}
+	navigate(t, tab, p.URL+"/?topic=console.narrow")
+	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
+	if bad := evalJS[[]string](t, tab, overflowing); len(bad) > 0 {
+		t.Errorf("400 px, signed out: overflows horizontally: %s", strings.Join(bad, "; "))
+	}
+	screenshot(t, tab, "console-signin-400px")
+	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	waitJS(t, tab, 5*time.Second, "live", `__hub.state === 'live' && !document.getElementById('session').hidden`)
+	if bad := evalJS[[]string](t, tab, overflowing); len(bad) > 0 {
+		t.Errorf("400 px, signed in: overflows horizontally: %s", strings.Join(bad, "; "))
+	}
+}
