@@ -1,5 +1,7 @@
 """Publisher.publish against a real redis-server: what it stores and delivers, what it refuses before sending."""
+import datetime
 import json
+import time
 
 import pytest
 import redis
@@ -257,3 +259,15 @@ def test_sharded_publishes_with_spublish(redis_server, rdb, prefix):
         assert json.loads(env) == {"id": res.id, "prev": "0-0", "type": "x", "data": {"a": 1}}
     finally:
         conn.disconnect()
+
+
+def test_max_age_trims_by_minid(rdb, prefix):
+    pub = Publisher(rdb, prefix=prefix, max_age=datetime.timedelta(milliseconds=10))
+    for i in range(150):
+        pub.publish("t", "x", i)
+    time.sleep(0.05)  # the first 150 are now older than max_age
+    last = [pub.publish("t", "x", i) for i in range(150)][-1]
+    n = rdb.xlen(f"{prefix}:{{t}}:events")
+    assert n <= 200, f"XLEN after 300 publishes, 150 of them past max_age = {n}, want MINID ~ to trim a node of them"
+    assert rdb.xrevrange(f"{prefix}:{{t}}:events", count=1)[0][0].decode() == last.id
+    assert Publisher(rdb, prefix=prefix)._call("t", "x", 1, None)[1][5] == "", "no max_age: no MINID"
