@@ -21,12 +21,13 @@ func formatLine(l LogLine, withTopic, color bool) string {
 	}
 	parts = append(parts, l.Type)
 	if l.Workflow != "" {
-		parts = append(parts, oneLine(l.Workflow))
+		parts = append(parts, l.Workflow)
 	}
 	if l.Text != "" {
 		parts = append(parts, l.Text)
 	}
-	return paint(color, levelStyle[l.Level], strings.Join(parts, " "))
+	// The hub validates topics and types, but nothing from the wire reaches the terminal as control.
+	return paint(color, levelStyle[l.Level], oneLine(strings.Join(parts, " ")))
 }
 
 // logLine is a footer line of the table, fitted to width.

@@ -131,3 +131,26 @@ func TestTableKeepsPublishedTextInert(t *testing.T) {
 		}
 	}
 }
+
+// Whatever an agent publishes, the model takes it without a panic and the table stays within its width, with no
+// control character of the data's reaching the terminal.
+func FuzzTableFromData(f *testing.F) {
+	f.Add("progress", `{"workflow":"w","title":"T","step":"s","progress":0.5,"status":"running","eta_s":3}`)
+	f.Add("health", `{"workflow":"w","verdict":"stalled"}`)
+	f.Add("progress", `{"workflow":7,"progress":"x","eta_s":"1e400","started_at":"2026-01-01T00:00:00Z"}`)
+	f.Add("log", `"検索\u0000\u001b[2J"`)
+	f.Fuzz(func(t *testing.T, typ, data string) {
+		m := NewModel()
+		m.Apply(ev("t", 1, "progress", `{"workflow":"w","progress":0.1}`), false)
+		m.Apply(ev("t", 2, typ, data), false)
+		m.Apply(ev("t", 3, typ, data), true)
+		for _, l := range Table(m, tableNow, TableOptions{Width: 60, Height: 20, State: "live"}) {
+			if w := textWidth(l); w > 60 {
+				t.Fatalf("line of %d cells at width 60: %q", w, l)
+			}
+			if strings.ContainsAny(l, "\x1b\n\r\x00") {
+				t.Fatalf("a control character reached the table: %q", l)
+			}
+		}
+	})
+}
