@@ -17,8 +17,9 @@ import (
 // Sink is what a Follower tells what it sees. Every method is called on the Follower's goroutine, one at a time.
 type Sink interface {
 	// Snapshot hands over a topic's snapshot, loaded at the start or again after a reset, as its envelopes in the
-	// order to apply them.
-	Snapshot(topic string, events []Event)
+	// order to apply them. truncated says it did not fit the hub's limits.max_snapshot_bytes: the workflows it left
+	// out appear as they publish.
+	Snapshot(topic string, events []Event, truncated bool)
 	// Event is one stored or ephemeral event, each stored one once and in order per topic.
 	Event(ev Event)
 	// Control is a frame of the hub's own (reset, auth-expired), told before the Follower acts on it.
@@ -121,7 +122,7 @@ func (f *Follower) loadSnapshot(ctx context.Context, topic string) error {
 	if err != nil {
 		return err
 	}
-	f.Sink.Snapshot(topic, snapshotEvents(topic, snap, f.Now()))
+	f.Sink.Snapshot(topic, snapshotEvents(topic, snap, f.Now()), snap.Truncated)
 	p := f.pos[topic]
 	p.last, p.resume = snap.Cursor, snap.Cursor
 	if f.History > 0 && !f.everOpened {

@@ -20,7 +20,7 @@ type recorder struct {
 	onEvent          func(Event)
 }
 
-func (r *recorder) Snapshot(topic string, evs []Event) {
+func (r *recorder) Snapshot(topic string, evs []Event, _ bool) {
 	r.snapshots = append(r.snapshots, fmt.Sprintf("%s:%d", topic, len(evs)))
 }
 func (r *recorder) Event(ev Event) {

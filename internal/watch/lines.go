@@ -79,7 +79,7 @@ type Lines struct {
 	n        *notes
 }
 
-func (l *Lines) Snapshot(string, []Event) {}
+func (l *Lines) Snapshot(string, []Event, bool) {}
 
 func (l *Lines) Event(ev Event) {
 	var d progressData
@@ -116,7 +116,7 @@ type jsonLine struct {
 	Time  time.Time       `json:"time"`
 }
 
-func (j *JSON) Snapshot(string, []Event) {}
+func (j *JSON) Snapshot(string, []Event, bool) {}
 
 func (j *JSON) Event(ev Event) {
 	var data bytes.Buffer

@@ -67,9 +67,10 @@ type Model struct {
 	changed   map[wfKey]time.Time // when each workflow's shown status last changed, for ordering failures
 	recent    []LogLine
 	idem      *recentSet
-	// Resets counts the resets handled; LastReset describes the latest ("topic: reason").
-	Resets    int
-	LastReset string
+	// Resets counts the resets handled.
+	Resets int
+	// truncated holds the topics whose last snapshot was cut short by the hub's limit.
+	truncated map[string]bool
 }
 
 type wfKey struct{ topic, workflow string }
@@ -79,7 +80,8 @@ const recentLimit = 50
 
 // NewModel returns an empty model.
 func NewModel() *Model {
-	return &Model{workflows: map[wfKey]*Workflow{}, changed: map[wfKey]time.Time{}, idem: newRecentSet(50000)}
+	return &Model{workflows: map[wfKey]*Workflow{}, changed: map[wfKey]time.Time{}, idem: newRecentSet(50000),
+		truncated: map[string]bool{}}
 }
 
 // progressData is the part of an event's data the model reads; every field is optional and, as in the console,
@@ -275,6 +277,24 @@ func (m *Model) ClearTopic(topic string) {
 			delete(m.changed, k)
 		}
 	}
+}
+
+func (m *Model) setTruncated(topic string, cut bool) {
+	if cut {
+		m.truncated[topic] = true
+	} else {
+		delete(m.truncated, topic)
+	}
+}
+
+// Truncated is the topics whose snapshot was cut short, sorted: their table may miss workflows until they publish.
+func (m *Model) Truncated() []string {
+	out := make([]string, 0, len(m.truncated))
+	for t := range m.truncated {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Len is the number of workflows.

@@ -37,8 +37,9 @@ type Screen struct {
 	lastWidth int
 }
 
-func (s *Screen) Snapshot(topic string, events []Event) {
+func (s *Screen) Snapshot(topic string, events []Event, truncated bool) {
 	s.Model.ClearTopic(topic)
+	s.Model.setTruncated(topic, truncated)
 	for _, ev := range events {
 		s.Model.Apply(ev, true)
 	}

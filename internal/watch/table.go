@@ -215,6 +215,9 @@ func statusLine(m *Model, o TableOptions, width int) string {
 	if m.Resets > 0 {
 		parts = append(parts, fmt.Sprintf("%d resets", m.Resets))
 	}
+	if cut := m.Truncated(); len(cut) > 0 {
+		parts = append(parts, paint(o.Color, sgrYellow, "snapshot cut short: "+strings.Join(cut, ", ")))
+	}
 	return fitStyled(strings.Join(parts, " · "), width)
 }
 

@@ -154,3 +154,16 @@ func FuzzTableFromData(f *testing.F) {
 		}
 	})
 }
+
+func TestTableSaysASnapshotWasCutShort(t *testing.T) {
+	var out strings.Builder
+	s := &Screen{W: &out, Topics: []string{"t"}, Model: NewModel()}
+	s.Snapshot("t", []Event{ev("t", 1, "progress", `{"workflow":"w"}`)}, true)
+	if l := Table(s.Model, tableNow, TableOptions{Width: 120, Height: 10})[0]; !strings.Contains(l, "snapshot cut short: t") {
+		t.Errorf("status line after a truncated snapshot = %q, want it said", l)
+	}
+	s.Snapshot("t", nil, false)
+	if l := Table(s.Model, tableNow, TableOptions{Width: 120, Height: 10})[0]; strings.Contains(l, "cut short") {
+		t.Errorf("status line after a whole snapshot = %q, still says cut short", l)
+	}
+}
