@@ -45,6 +45,8 @@ func TestConfigFileMessages(t *testing.T) {
 			"line 4: unknown key auth.roles.ops.subscrib (did you mean auth.roles.ops.subscribe?)"},
 		{"not a mapping", "- listen\n", "line 1: the file must hold keys and values (listen: ..., redis: ...), not a list"},
 		{"bad yaml", "listen: a\n  redis: b\n", "line 2: mapping values are not allowed in this context"},
+		{"a key twice", "sse:\n  retry: 1s\n  retry: 2s\n", "line 3: sse.retry is given twice (first on line 2)"},
+		{"a role twice", "auth:\n  roles:\n    ops: {}\n    ops: {}\n", "line 4: auth.roles.ops is given twice (first on line 3)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := cfgFile(t, c.yaml)
@@ -222,4 +224,34 @@ func TestConfigDescribeMasksSecrets(t *testing.T) {
 // matchLine is true when some line of text matches the regular expression re as a whole.
 func matchLine(text, re string) bool {
 	return regexp.MustCompile(`(?m)^` + re + `\s*$`).MatchString(text)
+}
+
+// Whatever a file holds, Load never panics and never answers in the decoder's words (Go types, YAML tags): a
+// problem the key-by-key check missed would surface that way.
+func FuzzConfigFile(f *testing.F) {
+	for _, seed := range []string{
+		"listen: 127.0.0.1:1\n", "redis:\n  ulr: x\n", "sse:\n  heartbeat: 15\n", "limits:\n  max_connections: many\n",
+		"workflows:\n  rules:\n    - topics: a.*\n      stall_after: 5m\n", "auth:\n  roles:\n    ops:\n      subscribe: [a]\n",
+		"notify:\n  webhooks:\n    - url: https://x\n      kinds: [failed]\n", "auth:\n  anonymous: true\n", "a: &x 1\nb: *x\n",
+		"sse: &s {heartbeat: 2s}\nlog: {<<: *s}\n", "history:\n  max_len: 0x10\n", "limits:\n  publish_rate: .inf\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		p := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Default()
+		err := LoadFile(&cfg, p)
+		if err == nil {
+			return
+		}
+		said := strings.ReplaceAll(err.Error(), p, "FILE")
+		for _, goWords := range []string{"cannot unmarshal", "already defined", "config.Config", "time.Duration", "[]string", "yaml: "} {
+			if strings.Contains(said, goWords) {
+				t.Fatalf("LoadFile(%q) = %q: %q is not the file's words", content, err, goWords)
+			}
+		}
+	})
 }

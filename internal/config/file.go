@@ -40,10 +40,18 @@ func loadFile(cfg *Config, path string, src Sources) error {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: %w", path, err) // what the check above missed, in yaml's words
+	err = dec.Decode(cfg)
+	var te *yaml.TypeError
+	switch {
+	case err == nil || errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &te): // what the check above missed, in yaml's words, still one problem a line
+		for _, e := range te.Errors {
+			c.errs = append(c.errs, fmt.Errorf("%s: %s", path, e))
+		}
+		return errors.Join(c.errs...)
 	}
-	return nil
+	return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
 // fileCheck walks a YAML document along the configuration's types.
@@ -87,8 +95,11 @@ func (c *fileCheck) value(n *yaml.Node, t reflect.Type, key string) {
 		if !c.want(n, yaml.MappingNode, key) {
 			return
 		}
+		seen := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			c.value(n.Content[i+1], t.Elem(), key+"."+n.Content[i].Value)
+			if c.once(seen, n.Content[i], key) {
+				c.value(n.Content[i+1], t.Elem(), key+"."+n.Content[i].Value)
+			}
 		}
 	default:
 		if c.want(n, yaml.ScalarNode, key) {
@@ -115,10 +126,14 @@ func (c *fileCheck) section(n *yaml.Node, t reflect.Type, key string) {
 			known = append(known, join(key, tag))
 		}
 	}
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Value == "<<" { // a merge key: the merged mappings hold keys of this section
 			c.merge(v, t, key)
+			continue
+		}
+		if !c.once(seen, k, key) {
 			continue
 		}
 		ft, ok := fields[k.Value]
@@ -130,14 +145,35 @@ func (c *fileCheck) section(n *yaml.Node, t reflect.Type, key string) {
 	}
 }
 
-func (c *fileCheck) merge(v *yaml.Node, t reflect.Type, key string) {
-	if v.Kind == yaml.SequenceNode {
-		for _, m := range v.Content {
-			c.value(m, t, key)
-		}
-		return
+// once reports a key given twice in one mapping, which yaml refuses.
+func (c *fileCheck) once(seen map[string]int, k *yaml.Node, section string) bool {
+	if first, dup := seen[k.Value]; dup {
+		c.fail(k, "%s is given twice (first on line %d)", join(section, k.Value), first)
+		return false
 	}
-	c.value(v, t, key)
+	seen[k.Value] = k.Line
+	return true
+}
+
+// merge checks the mappings a merge key (<<) brings into a section; yaml takes one or a list of them, nothing else.
+func (c *fileCheck) merge(v *yaml.Node, t reflect.Type, key string) {
+	if v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	list := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		list = v.Content
+	}
+	for _, m := range list {
+		if m.Kind == yaml.AliasNode {
+			m = m.Alias
+		}
+		if m.Kind != yaml.MappingNode {
+			c.fail(m, "%s: wants keys and values (or a list of them) to merge", join(key, "<<"))
+			continue
+		}
+		c.value(m, t, key)
+	}
 }
 
 // want reports a node of another kind than the key needs.
