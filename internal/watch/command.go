@@ -85,6 +85,9 @@ func parse(fs *flag.FlagSet, args []string, c *conn) ([]string, error) {
 	if c.tokenFile != "" && c.tokenEnv != "" {
 		problems = append(problems, "--token-file and --token-env: give one")
 	}
+	if _, err := NewClient(c.url, nil); err != nil {
+		problems = append(problems, err.Error())
+	}
 	return problems, nil
 }
 

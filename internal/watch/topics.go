@@ -75,7 +75,11 @@ func History(ctx context.Context, fs *flag.FlagSet, args []string, env Env) erro
 	if err != nil {
 		return err
 	}
-	bad = append(bad, checkTopics([]string{*topic}))
+	var topics []string
+	if *topic != "" {
+		topics = []string{*topic}
+	}
+	bad = append(bad, checkTopics(topics))
 	if *limit < 1 {
 		bad = append(bad, "--limit must be at least 1")
 	}
