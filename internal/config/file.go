@@ -201,6 +201,13 @@ func (c *fileCheck) scalar(n *yaml.Node, t reflect.Type, key string) {
 	if n.Decode(reflect.New(t).Interface()) == nil {
 		return
 	}
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.TaggedStyle) != 0 {
+		plain := &yaml.Node{Kind: yaml.ScalarNode, Value: v}
+		if plain.Decode(reflect.New(t).Interface()) == nil {
+			c.fail(n, "%s: %q is quoted (or tagged), which makes it text: write %s", key, v, v)
+			return
+		}
+	}
 	switch {
 	case t == durationType && isNumber(v):
 		c.fail(n, "%s: %q needs a unit, e.g. %ss", key, v, v)
