@@ -104,6 +104,18 @@ func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
 			t.Errorf("hub %s -h: exit %d and\n%s\nwant 0 and what hub help %s prints:\n%s", cmd.name, code, dashH, cmd.name, help)
 		}
 	}
+	// Every command takes flags only: a stray argument is named, with where to look (help takes a command name).
+	for _, cmd := range commands() {
+		if cmd.name == "help" {
+			continue
+		}
+		args := append(strings.Fields(cmd.name), "stray-arg")
+		code, _, stderr := hubCLI(t, nil, args...)
+		want := `hub ` + cmd.name + `: unexpected argument "stray-arg" (flags only; run "hub ` + cmd.name + ` -h" for help)`
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("hub %v: exit %d, stderr %q; want 2 and %q", args, code, stderr, want)
+		}
+	}
 	// Only the command's own flags: publish has no --listen, healthcheck no --redis-url, token neither.
 	for _, c := range []struct{ cmd, flag string }{{"publish", "--listen"}, {"healthcheck", "--redis-url"}, {"token", "--listen"}, {"token", "--redis-url"}, {"dispatch-test", "--child"}} {
 		if _, help, _ := hubCLI(t, nil, "help", c.cmd); strings.Contains(help, c.flag+" ") {
