@@ -28,14 +28,15 @@ import (
 
 const signinLoginURL = "https://sso.example.com/hub-login"
 
-// countingProxy forwards to the hub and keeps the method and path of every request.
+// countingProxy forwards to the hub and keeps the method and path of every request. It serves the pages of own
+// itself, by path, as a reverse proxy in front of a hub and a company login page would.
 type countingProxy struct {
 	*httptest.Server
 	mu   sync.Mutex
 	seen []string
 }
 
-func newCountingProxy(t *testing.T, target string) *countingProxy {
+func newCountingProxy(t *testing.T, target string, own map[string]http.Handler) *countingProxy {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -48,6 +49,10 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 		p.mu.Lock()
 		p.seen = append(p.seen, r.Method+" "+r.URL.Path)
 		p.mu.Unlock()
+		if h, ok := own[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { p.CloseClientConnections(); p.Close() })
@@ -71,9 +76,14 @@ func (p *countingProxy) since(mark int) []string {
 // counting proxy; the browser starts after the proxy so that it is closed first.
 func signinHub(t *testing.T) (*testHub, *countingProxy, context.Context) {
 	t.Helper()
-	h := startHub(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+testSecret, "HUB_AUTH_LOGIN_URL="+signinLoginURL,
+	return signinHubWith(t, signinLoginURL, nil)
+}
+
+func signinHubWith(t *testing.T, loginURL string, own map[string]http.Handler) (*testHub, *countingProxy, context.Context) {
+	t.Helper()
+	h := startHub(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+testSecret, "HUB_AUTH_LOGIN_URL="+loginURL,
 		"HUB_SSE_RETRY=300ms")
-	p := newCountingProxy(t, h.URL)
+	p := newCountingProxy(t, h.URL, own)
 	return h, p, newTab(t, newBrowser(t))
 }
 
@@ -161,7 +171,8 @@ func TestConsoleSignIn(t *testing.T) {
 	started := time.Now()
 	navigate(t, tab, page)
 	waitJS(t, tab, time.Second, "signed-out state", signedOutShown)
-	if took := time.Since(started); took > time.Second {
+	took := time.Since(started)
+	if took > time.Second {
 		t.Errorf("signed-out state shown %v after the page was asked for, want within a second", took)
 	}
 	checkSignedOutPanel(t, tab, page)
@@ -173,6 +184,7 @@ func TestConsoleSignIn(t *testing.T) {
 	}) {
 		t.Errorf("signed out, the console sent %d requests in 10 s: %q; want fewer than 5, none to /events or /topics", len(got), got)
 	}
+	t.Logf("signed-out state %v after the page was asked for, then %d requests in 10 s", took, len(p.since(quiet)))
 
 	short := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 5*time.Second)
 	exp := tokenExpiry(t, short)
@@ -278,6 +290,45 @@ func TestConsoleSignInRenew(t *testing.T) {
 	}
 	if states := evalJS[[]string](t, tab, `__hub.states`); slices.Contains(states[slices.Index(states, "live"):], "signed-out") {
 		t.Errorf("connection states = %v: signed out although the session was renewed before it ended", states)
+	}
+}
+
+// loginPage is a company login page at its smallest: it has obtained tok for the operator, trades it for the
+// session cookie with POST /auth/session, and returns to ?return= when that is a page of the same origin.
+func loginPage(tok string) http.Handler {
+	page := `<!doctype html><title>Company login</title><p>Signing you in…</p><script>
+fetch('/auth/session', {method: 'POST', headers: {Authorization: 'Bearer ' + ` + jsString(tok) + `}}).then((res) => {
+  const back = new URL(new URLSearchParams(location.search).get('return') || '/', location.href);
+  if (res.ok && back.origin === location.origin) location.replace(back.href);
+  else document.querySelector('p').textContent = 'sign-in failed: ' + res.status;
+});
+</script>`
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(page))
+	})
+}
+
+// TestConsoleSignInLoginPage: with auth.login_url set to a path, the console's link takes the operator to the login
+// page with ?return= the console's URL, and the login page's sign-in brings them back live on the same topics.
+func TestConsoleSignInLoginPage(t *testing.T) {
+	tok := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour)
+	h, p, tab := signinHubWith(t, "/login", map[string]http.Handler{"/login": loginPage(tok)})
+	page := p.URL + "/?topic=console.login.a&topic=console.login.b"
+	navigate(t, tab, page)
+	waitJS(t, tab, 5*time.Second, "signed-out state with the login link", signedOutShown+
+		` && !document.getElementById('signin-login').hidden`)
+	if href, want := evalJS[string](t, tab, `document.getElementById('signin-login').href`), p.URL+"/login?return="+url.QueryEscape(page); href != want {
+		t.Errorf("login link = %s, want %s", href, want)
+	}
+	evalJS[bool](t, tab, `document.getElementById('signin-login').click(), true`)
+	waitJS(t, tab, 10*time.Second, "back from the login page, live on both topics", `location.href === `+jsString(page)+
+		` && window.__hub && __hub.state === 'live' && __hub.session.state === 'signed-in' && __hub.topics.length === 2`)
+	h.publish("console.login.b", "progress", `{"workflow":"wf-l","step":"sign-in","progress":1,"status":"succeeded"}`)
+	waitJS(t, tab, 2*time.Second, "an event after the round trip", cardIs("wf-l", "sign-in", "100", "succeeded"))
+	if got := slices.DeleteFunc(p.since(0), func(s string) bool { return !strings.Contains(s, "/login") && !strings.Contains(s, "/auth/session") }); !slices.Equal(got, []string{
+		"GET /auth/session", "GET /login", "POST /auth/session", "GET /auth/session"}) {
+		t.Errorf("sign-in requests = %q, want the console's question, the login page, its sign-in, the console's question again", got)
 	}
 }
 
