@@ -149,14 +149,11 @@ func (c *Client) emit(f Frame) bool {
 // Frames is every frame as it comes, comments included; it is closed when the stream ends.
 func (c *Client) Frames() <-chan Frame { return c.frames }
 
-// Err is why reading ended: io.EOF when the server ended the body cleanly. It is nil while the stream is open.
+// Err is why reading ended: io.EOF when the server ended the body cleanly. It waits for the reading goroutine to
+// finish, so call it once the stream has ended (UntilEnd, WaitEnd).
 func (c *Client) Err() error {
-	select {
-	case <-c.ended:
-		return c.err
-	default:
-		return nil
-	}
+	<-c.ended
+	return c.err
 }
 
 // Close ends the stream.
