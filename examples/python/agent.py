@@ -9,7 +9,7 @@ which it ships: each event is appended to the topic's stream and published live,
 
 (or, from a checkout without installing: PYTHONPATH=clients/python/src python3 examples/python/agent.py ...)
 
-Environment: HUB_REDIS_URL (default redis://127.0.0.1:6379/0), HUB_REDIS_PREFIX (default hub),
+Environment: HUB_REDIS_URL (default redis://127.0.0.1:6380/0, the embedded Redis of hub --demo), HUB_REDIS_PREFIX (default hub),
 AGENT_STEP_DELAY seconds between steps (default 0.5). On Redis Cluster use redis.cluster.RedisCluster.from_url:
 the keys and the channel of one topic share a hash tag, so the script runs on one shard.
 """
@@ -28,7 +28,7 @@ def main():
         print("usage: agent.py TOPIC WORKFLOW", file=sys.stderr)
         return 2
     topic, workflow = sys.argv[1], sys.argv[2]
-    client = redis.Redis.from_url(os.environ.get("HUB_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    client = redis.Redis.from_url(os.environ.get("HUB_REDIS_URL", "redis://127.0.0.1:6380/0"))
     hub = syncverse_hub.Publisher(client, prefix=os.environ.get("HUB_REDIS_PREFIX", "hub"))
     delay = float(os.environ.get("AGENT_STEP_DELAY", "0.5"))
 

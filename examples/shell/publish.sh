@@ -4,7 +4,7 @@
 #
 #   HUB_REDIS_URL=redis://127.0.0.1:6379/0 ./publish.sh project.42 wf-sh-1
 #
-# Environment: HUB_REDIS_URL (default redis://127.0.0.1:6379/0), HUB_REDIS_PREFIX (default hub), AGENT_STEP_DELAY
+# Environment: HUB_REDIS_URL (default redis://127.0.0.1:6380/0, the embedded Redis of hub --demo), HUB_REDIS_PREFIX (default hub), AGENT_STEP_DELAY
 # seconds between steps (default 1). On Redis Cluster add -c to redis-cli: one topic's keys share a hash tag.
 set -eu
 
@@ -14,7 +14,7 @@ if [ $# -ne 2 ]; then
 fi
 topic=$1
 workflow=$2
-url=${HUB_REDIS_URL:-redis://127.0.0.1:6379/0}
+url=${HUB_REDIS_URL:-redis://127.0.0.1:6380/0}
 prefix=${HUB_REDIS_PREFIX:-hub}
 delay=${AGENT_STEP_DELAY:-1}
 
