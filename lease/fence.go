@@ -21,7 +21,7 @@ import (
 // (FencedScript). Admit alone only records the fence; it protects a resource outside Redis only if that resource
 // itself checks the fence again when it applies the write.
 type Guard struct {
-	client  redis.UniversalClient
+	locker  *Locker
 	key     string
 	metrics *Metrics
 }
@@ -29,7 +29,7 @@ type Guard struct {
 // Guard returns a Guard whose highest-seen fence lives at key, using the Locker's client and metrics. In Redis
 // Cluster, give key the same hash tag as the keys the fenced scripts touch.
 func (l *Locker) Guard(key string) *Guard {
-	return &Guard{client: l.client, key: key, metrics: l.opts.Metrics}
+	return &Guard{locker: l, key: key, metrics: l.opts.Metrics}
 }
 
 // FencedScript is a Lua script that runs only when its fence is admitted. Its body sees its own keys from KEYS[2] and
@@ -52,11 +52,16 @@ func (g *Guard) Admit(ctx context.Context, fence int64) error {
 }
 
 // Run runs s with fence, and returns its reply, ErrStaleFence (wrapped) when a higher fence has already touched the
-// resource, or the script's own error.
+// resource, or the script's own error. With Options.MinReplicas, a write that too few replicas acknowledged returns
+// its reply and ErrUnreplicated: it ran, but a failover may forget it (and the highest fence seen with it).
 func (g *Guard) Run(ctx context.Context, fence int64, s *FencedScript, keys []string, args ...any) (any, error) {
 	allKeys := append([]string{g.key}, keys...)
 	allArgs := append([]any{fence}, args...)
-	res, err := s.script.Run(ctx, g.client, allKeys, allArgs...).Result()
+	cmd, acked, err := g.locker.replicated(ctx, s.script, allKeys, allArgs...)
+	var res any
+	if err == nil {
+		res, err = cmd.Result()
+	}
 	if err != nil {
 		if seen, ok := strings.CutPrefix(err.Error(), "STALEFENCE "); ok {
 			g.metrics.fence.WithLabelValues(outcomeStale).Inc()
@@ -68,5 +73,8 @@ func (g *Guard) Run(ctx context.Context, fence int64, s *FencedScript, keys []st
 		}
 	}
 	g.metrics.fence.WithLabelValues(outcomeAdmitted).Inc()
+	if (err == nil || err == redis.Nil) && !g.locker.enough(acked) {
+		return res, fmt.Errorf("fenced script on %q: %d of %d replicas: %w", g.key, acked, g.locker.opts.MinReplicas, ErrUnreplicated)
+	}
 	return res, err
 }

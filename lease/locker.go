@@ -63,6 +63,15 @@ type Options struct {
 	Logger zerolog.Logger
 	// Metrics is shared by all Lockers of a process; nil gives unregistered metrics.
 	Metrics *Metrics
+	// MinReplicas makes every acquisition, renewal and fenced write wait (WAIT) until that many replicas have
+	// acknowledged it. Redis replicates asynchronously: a master that fails right after a grant can be replaced by
+	// a replica that never saw it, and the key is then free for a second holder. An acquisition that fewer replicas
+	// acknowledge is undone and fails with ErrUnreplicated; a renewal so is a failed renewal (the lease's deadline
+	// does not move). Zero (the default) waits for none. WAIT narrows the window but cannot close it: a replica
+	// that acknowledged can still lose the failover election to one that did not, with several replicas.
+	MinReplicas int
+	// ReplicaTimeout bounds one WAIT. Default min(1s, TTL/3).
+	ReplicaTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -97,6 +106,9 @@ func (o Options) withDefaults() Options {
 	o.RetryMax = max(o.RetryMax, o.RetryMin)
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(nil, "")
+	}
+	if o.ReplicaTimeout <= 0 {
+		o.ReplicaTimeout = min(time.Second, o.TTL/3)
 	}
 	return o
 }
@@ -138,7 +150,8 @@ func WithWorkflow(id string) AcquireOption {
 	return func(c *acquireConfig) { c.workflow = id }
 }
 
-// TryAcquire makes one attempt and returns ErrHeld when another holder has the key. The lease lives until Release,
+// TryAcquire makes one attempt and returns ErrHeld when another holder has the key (ErrUnreplicated when
+// Options.MinReplicas replicas did not acknowledge the grant, which is then undone). The lease lives until Release,
 // loss, or the end of ctx (after which the watchdog releases it).
 func (l *Locker) TryAcquire(ctx context.Context, key string, opts ...AcquireOption) (*Lease, error) {
 	ls, _, err := l.attempt(ctx, key, opts)
@@ -155,7 +168,8 @@ func (l *Locker) Acquire(ctx context.Context, key string, opts ...AcquireOption)
 			return ls, err
 		}
 		if !errors.Is(err, ErrHeld) && ctx.Err() == nil {
-			// A transient Redis error is retried like a held key: the caller's ctx is the only deadline.
+			// A transient Redis error or an unreplicated grant is retried like a held key: the caller's ctx is the
+			// only deadline.
 			l.log.Debug().Err(err).Str("key", key).Msg("acquire attempt failed; retrying")
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
@@ -185,7 +199,11 @@ func (l *Locker) attempt(ctx context.Context, key string, opts []AcquireOption) 
 	token := l.opts.Holder + "/" + crand.Text()
 	lk, fk := l.keys(key)
 	sent := time.Now()
-	res, err := acquireScript.Run(ctx, l.client, []string{lk, fk}, token, l.opts.TTL.Milliseconds()).Int64Slice()
+	cmd, acked, err := l.replicated(ctx, acquireScript, []string{lk, fk}, token, l.opts.TTL.Milliseconds())
+	var res []int64
+	if err == nil {
+		res, err = cmd.Int64Slice()
+	}
 	if err == nil && len(res) != 2 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
@@ -198,6 +216,15 @@ func (l *Locker) attempt(ctx context.Context, key string, opts []AcquireOption) 
 	if res[0] == 0 {
 		l.opts.Metrics.acquire.WithLabelValues(outcomeHeld).Inc()
 		return nil, time.Duration(res[1]) * time.Millisecond, fmt.Errorf("acquire %q: %w", key, ErrHeld)
+	}
+	if !l.enough(acked) {
+		l.opts.Metrics.acquire.WithLabelValues(outcomeUnreplicated).Inc()
+		if uerr := l.undo(ctx, key, token); uerr != nil {
+			// The key then frees itself within the TTL; nobody holds it meanwhile.
+			l.log.Warn().Err(uerr).Str("key", key).Msg("undo of an unreplicated acquisition failed")
+		}
+		return nil, 0, fmt.Errorf("acquire %q: %d of %d replicas within %v: %w", key, acked, l.opts.MinReplicas,
+			l.opts.ReplicaTimeout, ErrUnreplicated)
 	}
 	l.opts.Metrics.acquire.WithLabelValues(outcomeAcquired).Inc()
 	ls := newLease(l, ctx, key, token, res[0], cfg.workflow, sent)

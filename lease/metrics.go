@@ -31,6 +31,8 @@ const (
 	outcomeFailed    = "failed"
 	outcomeDropped   = "dropped"
 	reasonTaken      = "taken" // lost_total: another holder has the key
+	// acquire_total: granted, but fewer replicas than Options.MinReplicas acknowledged it in time, so undone.
+	outcomeUnreplicated = "unreplicated"
 )
 
 // NewMetrics creates the lease metrics, named <namespace>_lease_... ("lease_..." for an empty namespace), and
@@ -43,7 +45,7 @@ func NewMetrics(reg prometheus.Registerer, namespace string) *Metrics {
 		}, []string{label})
 	}
 	m := &Metrics{
-		acquire:  counter("acquire", "outcome", "Acquisition attempts by outcome (acquired, held by another, error)."),
+		acquire:  counter("acquire", "outcome", "Acquisition attempts by outcome (acquired, held by another, unreplicated and undone, error)."),
 		renew:    counter("renew", "outcome", "Watchdog renewals by outcome (renewed, lost, error)."),
 		release:  counter("release", "outcome", "Releases by outcome (released, expired before release, error)."),
 		lost:     counter("lost", "reason", "Leases that ended without a release, by reason (taken by another holder, expired)."),
@@ -59,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer, namespace string) *Metrics {
 		}),
 	}
 	// Touch every label so dashboards show zeros instead of missing series.
-	for _, o := range []string{outcomeAcquired, outcomeHeld, outcomeError} {
+	for _, o := range []string{outcomeAcquired, outcomeHeld, outcomeUnreplicated, outcomeError} {
 		m.acquire.WithLabelValues(o)
 	}
 	for _, o := range []string{outcomeRenewed, outcomeLost, outcomeError} {

@@ -2,6 +2,7 @@ package lease
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -102,7 +103,15 @@ func (ls *Lease) renew(ctx context.Context, out chan<- renewal) {
 	defer cancel()
 	lk, _ := ls.locker.keys(ls.key)
 	sent := time.Now()
-	n, err := renewScript.Run(ctx, ls.locker.client, []string{lk}, ls.token, ls.locker.opts.TTL.Milliseconds()).Int64()
+	cmd, acked, err := ls.locker.replicated(ctx, renewScript, []string{lk}, ls.token, ls.locker.opts.TTL.Milliseconds())
+	var n int64
+	if err == nil {
+		n, err = cmd.Int64()
+	}
+	if err == nil && n == 1 && !ls.locker.enough(acked) {
+		// Not a renewal as far as a promoted replica knows: the deadline must not move.
+		err = fmt.Errorf("renew %q: %d of %d replicas: %w", ls.key, acked, ls.locker.opts.MinReplicas, ErrUnreplicated)
+	}
 	out <- renewal{sent: sent, ok: n == 1, err: err}
 }
 

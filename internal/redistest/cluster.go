@@ -3,13 +3,10 @@ package redistest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,13 +15,13 @@ import (
 // Cluster is a Redis Cluster of real redis-server processes on loopback, owned by one test.
 type Cluster struct {
 	Nodes []*Server // the first masters are the masters at creation, then their replicas
-	t     testing.TB
+	t     TB
 }
 
 // StartCluster creates a cluster of masters, each with replicas replicas, and waits until every node reports
 // cluster_state:ok. A node's failure is detected after nodeTimeout (cluster-node-timeout). It needs redis-server
 // and redis-cli (it skips without, and fails when CI is set).
-func StartCluster(t testing.TB, masters, replicas int, nodeTimeout time.Duration) *Cluster {
+func StartCluster(t TB, masters, replicas int, nodeTimeout time.Duration) *Cluster {
 	t.Helper()
 	needTools(t, "redis-server", "redis-cli")
 	c := &Cluster{t: t}
@@ -85,36 +82,7 @@ func (c *Cluster) WaitOK(within time.Duration) {
 
 // MasterOf returns the running node that a running node names as master of key's slot now, and a running replica
 // of it; nil when none is known (as during a failover).
-func (c *Cluster) MasterOf(key string) (master, replica *Server) {
-	ctx := context.Background()
-	slot := Slot(key)
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
-		}
-		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
-		shards, err := cl.ClusterSlots(ctx).Result()
-		_ = cl.Close()
-		if err != nil {
-			continue
-		}
-		for _, s := range shards {
-			if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
-				continue
-			}
-			master = c.byAddr(s.Nodes[0].Addr)
-			for _, r := range s.Nodes[1:] {
-				if rep := c.byAddr(r.Addr); rep != nil && rep.Running() {
-					replica = rep
-				}
-			}
-			if master != nil && master.Running() {
-				return master, replica
-			}
-		}
-	}
-	return nil, nil
-}
+func (c *Cluster) MasterOf(key string) (master, replica *Server) { return c.masterOfSlot(Slot(key)) }
 
 func (c *Cluster) byAddr(addr string) *Server {
 	for _, n := range c.Nodes {
@@ -146,76 +114,7 @@ func Slot(key string) int {
 	return int(crc % 16384)
 }
 
-// Sentinel is a master, its replica and one sentinel (quorum 1) watching them as "hubmaster", all real processes.
-type Sentinel struct {
-	Master, Replica *Server
-	Addr            string // the sentinel's
-	t               testing.TB
-}
-
-// StartSentinel starts the three and waits until the sentinel knows the replica. The master is declared down after
-// downAfter.
-func StartSentinel(t testing.TB, downAfter time.Duration) *Sentinel {
-	t.Helper()
-	needTools(t, "redis-server")
-	master := StartReal(t, Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
-	host, port, _ := net.SplitHostPort(master.Addr)
-	replica := StartReal(t, Options{Args: []string{"--replicaof", host, port, "--repl-diskless-sync-delay", "0"}})
-	s := &Sentinel{Master: master, Replica: replica, Addr: freeAddr(t), t: t}
-	dir := t.TempDir()
-	_, sport, _ := net.SplitHostPort(s.Addr)
-	conf := fmt.Sprintf("port %s\nbind 127.0.0.1\ndir %s\nsentinel monitor hubmaster %s %s 1\n"+
-		"sentinel down-after-milliseconds hubmaster %d\nsentinel failover-timeout hubmaster 10000\n",
-		sport, dir, host, port, downAfter.Milliseconds())
-	path := filepath.Join(dir, "sentinel.conf") // sentinel rewrites it, so it lives in the test's directory
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("redis-server", path, "--sentinel")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start sentinel: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
-	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
-	defer sc.Close()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r, err := sc.Replicas(context.Background(), "hubmaster").Result()
-		if err == nil && len(r) == 1 {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sentinel on %s does not see the replica: %v %v", s.Addr, r, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// URL is the hub's redis.url for the sentinel's master.
-func (s *Sentinel) URL() string { return "redis+sentinel://" + s.Addr + "/hubmaster/0" }
-
-// CurrentMaster is the address the sentinel gives for the master now.
-func (s *Sentinel) CurrentMaster() string {
-	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
-	defer sc.Close()
-	a, err := sc.GetMasterAddrByName(context.Background(), "hubmaster").Result()
-	if err != nil || len(a) != 2 {
-		return ""
-	}
-	return net.JoinHostPort(a[0], a[1])
-}
-
-// ByAddr returns the master or the replica by address.
-func (s *Sentinel) ByAddr(addr string) *Server {
-	if s.Replica.Addr == addr {
-		return s.Replica
-	}
-	return s.Master
-}
-
-func needTools(t testing.TB, names ...string) {
+func needTools(t TB, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
@@ -225,4 +124,109 @@ func needTools(t testing.TB, names ...string) {
 			t.Skipf("%s not installed; skipping", n)
 		}
 	}
+}
+
+// Masters returns the running nodes that serve slots now, in node order.
+func (c *Cluster) Masters() []*Server {
+	var out []*Server
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
+		info, err := cl.Info(context.Background(), "replication").Result()
+		_ = cl.Close()
+		if err == nil && strings.Contains(info, "role:master") {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// MigrateSlot moves slot from its master to the master to, keys and all, by hand as redis-cli --cluster reshard
+// does: SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE of every key in batches, then SETSLOT
+// NODE on both and on every other master. Clients meanwhile get ASK and TRYAGAIN, which they retry.
+func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Server) error {
+	from, _ := c.masterOfSlot(slot)
+	if from == nil {
+		return fmt.Errorf("slot %d has no running master", slot)
+	}
+	if from == to {
+		return fmt.Errorf("slot %d is on %s already", slot, to.Addr)
+	}
+	src, dst := redis.NewClient(&redis.Options{Addr: from.Addr}), redis.NewClient(&redis.Options{Addr: to.Addr})
+	defer src.Close()
+	defer dst.Close()
+	srcID, err := src.Do(ctx, "CLUSTER", "MYID").Text()
+	if err != nil {
+		return fmt.Errorf("CLUSTER MYID on %s: %w", from.Addr, err)
+	}
+	dstID, err := dst.Do(ctx, "CLUSTER", "MYID").Text()
+	if err != nil {
+		return fmt.Errorf("CLUSTER MYID on %s: %w", to.Addr, err)
+	}
+	if err := dst.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err(); err != nil {
+		return fmt.Errorf("SETSLOT IMPORTING on %s: %w", to.Addr, err)
+	}
+	if err := src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err(); err != nil {
+		return fmt.Errorf("SETSLOT MIGRATING on %s: %w", from.Addr, err)
+	}
+	host, port, _ := strings.Cut(to.Addr, ":")
+	for range 10000 {
+		keys, err := src.ClusterGetKeysInSlot(ctx, slot, 100).Result()
+		if err != nil {
+			return fmt.Errorf("GETKEYSINSLOT on %s: %w", from.Addr, err)
+		}
+		if len(keys) == 0 {
+			break
+		}
+		args := []any{"MIGRATE", host, port, "", 0, 5000, "KEYS"}
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		if err := src.Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("MIGRATE %d keys to %s: %w", len(keys), to.Addr, err)
+		}
+	}
+	// The target first, then the source, as redis-cli does, so the slot is never without an owner.
+	for _, n := range append([]*Server{to, from}, c.Masters()...) {
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
+		err := cl.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err()
+		_ = cl.Close()
+		if err != nil {
+			return fmt.Errorf("SETSLOT NODE on %s: %w", n.Addr, err)
+		}
+	}
+	return nil
+}
+
+// masterOfSlot is MasterOf for a slot number.
+func (c *Cluster) masterOfSlot(slot int) (master, replica *Server) {
+	ctx := context.Background()
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
+		shards, err := cl.ClusterSlots(ctx).Result()
+		_ = cl.Close()
+		if err != nil {
+			continue
+		}
+		for _, s := range shards {
+			if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
+				continue
+			}
+			master = c.byAddr(s.Nodes[0].Addr)
+			for _, r := range s.Nodes[1:] {
+				if rep := c.byAddr(r.Addr); rep != nil && rep.Running() {
+					replica = rep
+				}
+			}
+			if master != nil && master.Running() {
+				return master, replica
+			}
+		}
+	}
+	return nil, nil
 }

@@ -1,0 +1,41 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// StartPair starts a master and a replica of it (real servers) and waits until the replica is in sync.
+func StartPair(t TB) (master, replica *Server) {
+	t.Helper()
+	master = StartReal(t, Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
+	host, port, _ := net.SplitHostPort(master.Addr)
+	replica = StartReal(t, Options{Args: []string{"--replicaof", host, port, "--repl-diskless-sync-delay", "0"}})
+	if err := WaitInSync(replica.Addr, "", 15*time.Second); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return master, replica
+}
+
+// WaitInSync waits until the server at addr is a replica whose link to its master is up and whose sync is done.
+func WaitInSync(addr, password string, within time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
+	defer c.Close()
+	deadline := time.Now().Add(within)
+	for {
+		v, err := c.Info(context.Background(), "replication").Result()
+		if err == nil && strings.Contains(v, "role:slave") && strings.Contains(v, "master_link_status:up") &&
+			strings.Contains(v, "master_sync_in_progress:0") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("replica %s not in sync within %v: %v %s", addr, within, err, strings.TrimSpace(v))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
