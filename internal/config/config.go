@@ -10,6 +10,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
@@ -24,6 +25,7 @@ type Config struct {
 	Redis           RedisConfig   `yaml:"redis"`
 	SSE             SSEConfig     `yaml:"sse"`
 	History         HistoryConfig `yaml:"history"`
+	Events          EventsCheck   `yaml:"events"`
 	Limits          LimitsConfig  `yaml:"limits"`
 	Log             LogConfig     `yaml:"log"`
 	Auth            AuthConfig    `yaml:"auth"`
@@ -92,6 +94,13 @@ type HistoryConfig struct {
 	MaxLen         int64         `yaml:"max_len"`
 	MaxAge         time.Duration `yaml:"max_age"`
 	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
+}
+
+// EventsCheck is what the hub checks of the data agents publish; see docs/events.md.
+type EventsCheck struct {
+	// Validation is how the data of progress, lock and health events is held to docs/schemas: off, warn (counted
+	// and logged) or strict (the hub's publishers refuse it).
+	Validation eventschema.Mode `yaml:"validation"`
 }
 
 type LimitsConfig struct {
@@ -183,6 +192,7 @@ func Default() Config {
 		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
 			WriteTimeout: sse.DefaultWriteTimeout, Detach: true},
 		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen, IdempotencyTTL: pubsub.DefaultIdempotencyTTL},
+		Events:  EventsCheck{Validation: eventschema.DefaultMode},
 		Limits: LimitsConfig{
 			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,
 			MaxReplay: hub.DefaultMaxReplay, MaxHistoryQuery: 1000, MaxCursorBytes: sse.DefaultMaxCursorBytes, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/eventschema"
 )
 
 // Validate reports every impossible value at once.
@@ -30,6 +31,9 @@ func (c *Config) Validate() error {
 	check(c.History.MaxLen >= 1, "history.max_len: must be at least 1")
 	check(c.History.MaxAge >= 0, "history.max_age: must not be negative")
 	check(c.History.IdempotencyTTL >= time.Millisecond, "history.idempotency_ttl: must be at least 1ms")
+	if err := eventschema.CheckMode(c.Events.Validation); err != nil {
+		errs = append(errs, fmt.Errorf("events.validation: %w", err))
+	}
 	check(c.Redis.PublishRetry >= 0, "redis.publish_retry: must not be negative (0: no retries)")
 	check(c.Limits.MaxEventBytes >= 64, "limits.max_event_bytes: must be at least 64")
 	check(c.Limits.MaxBodyBytes >= c.Limits.MaxEventBytes, "limits.max_body_bytes: must be at least limits.max_event_bytes")
