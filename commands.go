@@ -21,6 +21,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/dispatch"
+	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/watch"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -115,6 +116,9 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 		}
 		body = []byte(strings.TrimSpace(string(body)))
 	}
+	if err := checkPublishData(c, cfg.Events.Validation, *topic, *typ, body, cfg.Limits.MaxEventBytes); err != nil {
+		return err
+	}
 	url := cfg.Redis.URL
 	if url == "" {
 		url = "redis://" + cfg.Redis.EmbeddedAddr + "/0" // the embedded server of a hub running with defaults
@@ -141,6 +145,24 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 		fmt.Fprintf(c.stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
 	}
 	fmt.Fprintln(c.stdout, res.ID)
+	return nil
+}
+
+// checkPublishData holds hub publish's data to its type's schema as POST /publish does (events.validation): strict
+// refuses it, warn says so on stderr and publishes all the same. An event the publisher refuses anyway is left to it.
+func checkPublishData(c *cli, mode eventschema.Mode, topic, typ string, data []byte, max int) error {
+	if mode == eventschema.Off || pubsub.Validate(topic, typ, data, max) != nil {
+		return nil
+	}
+	schemas, err := compileEventSchemas()
+	if err != nil {
+		return err
+	}
+	err = schemas.Validate(typ, data)
+	if err == nil || mode == eventschema.Strict {
+		return err
+	}
+	fmt.Fprintf(c.stderr, "hub publish: warning: %v (events.validation: warn, published all the same)\n", err)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // eventSchemas are docs/schemas' JSON Schemas of event data, by event type.
@@ -68,12 +69,20 @@ func (s eventSchema) check(data []byte) error {
 
 // The schemas accept every example they document and refuse the mistakes agents make (progress 40 for 0.4, a
 // misspelt status, a missing workflow, a lock state or a verdict that does not exist, a date that is not one).
+// The hub's own set, embedded in the binary, says the same of each.
 func TestEventSchemasAndTheirExamples(t *testing.T) {
 	schemas := loadEventSchemas(t)
+	embedded, err := compileEventSchemas()
+	if err != nil {
+		t.Fatalf("compileEventSchemas() = %v", err)
+	}
 	for _, name := range eventSchemas {
 		for i, ex := range schemas[name].examples {
 			if err := schemas[name].check(ex); err != nil {
 				t.Errorf("%s example %d %s: %v", name, i, ex, err)
+			}
+			if err := embedded.Validate(name, ex); err != nil {
+				t.Errorf("the embedded %s schema refuses example %d %s: %v", name, i, ex, err)
 			}
 		}
 	}
@@ -97,14 +106,26 @@ func TestEventSchemasAndTheirExamples(t *testing.T) {
 		if err := schemas[c.typ].check([]byte(c.data)); err == nil {
 			t.Errorf("%s schema accepts %s, want it refused", c.typ, c.data)
 		}
+		if err := embedded.Validate(c.typ, []byte(c.data)); err == nil {
+			t.Errorf("the embedded %s schema accepts %s, want it refused", c.typ, c.data)
+		}
 	}
 }
 
-// Every documented progress and lock example goes through the hub (POST /publish) and comes out of /events as it
-// went in, valid; the hub's own health events (a stall, its recovery, a lock key held twice) match health.json.
+// Every documented progress and lock example goes through a strict hub (POST /publish, events.validation: strict)
+// and comes out of /events as it went in, valid; the hub's own health events (a stall, its recovery, a lock key held
+// twice) match health.json, and the hub found nothing invalid on publish or on receipt.
 func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 	schemas := loadEventSchemas(t)
-	h := startHub(t, redistest.StartReal(t, redistest.Options{}), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms")
+	h := startHub(t, redistest.StartReal(t, redistest.Options{}), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms",
+		"HUB_EVENTS_VALIDATION=strict")
+	defer func() {
+		for _, m := range testutil.Scrape(t, h.URL)["hub_events_invalid_total"].GetMetric() {
+			if m.GetCounter().GetValue() != 0 {
+				t.Errorf("hub_events_invalid_total%v = %v after the examples and the hub's verdicts, want 0", m.GetLabel(), m.GetCounter().GetValue())
+			}
+		}
+	}()
 	healthSeen := map[string]bool{}
 	checkHealth := func(f ssetest.Frame) {
 		t.Helper()

@@ -20,6 +20,7 @@ import (
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
+	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/server"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
@@ -65,7 +66,7 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	g, failed := errgroup.WithContext(bg)
-	g.Go(func() error { return p.sub.Run(bg, p.hub) })
+	g.Go(func() error { return p.sub.Run(bg, p.check.Receiving(p.hub)) })
 	g.Go(func() error { return p.sec.Run(bg) }) // the identity provider's keys (auth.jwks_url)
 	g.Go(func() error { return served("http server", p.serveHTTP(p.ln)) })
 	if p.msrv != nil {
@@ -106,6 +107,7 @@ type parts struct {
 	pub       *pubsub.Publisher
 	events    *sse.Handler
 	sec       *server.Security
+	check     *eventschema.Checker
 	srv       *http.Server
 	serveHTTP func(net.Listener) error
 	scheme    string
@@ -149,12 +151,17 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	hubCfg.Metrics, hubCfg.Logger = hm, log
 	p.hub = hub.New(p.sub, hubCfg)
 	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
+	schemas, err := compileEventSchemas()
+	if err != nil {
+		return nil, err
+	}
+	p.check = eventschema.NewChecker(schemas, cfg.Events.Validation, p.reg, log)
 	evCfg := cfg.EventsConfig()
 	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(p.reg), sec.AdmitStream, sec.AuthorizeStream
 	p.events = sse.New(p.hub, evCfg)
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
-			Logger: log, Events: p.events, Security: sec}),
+			Logger: log, Events: p.events, Security: sec, Checker: p.check}),
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: cfg.Limits.MaxHeaderBytes,
 	}

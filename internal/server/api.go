@@ -20,6 +20,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/limits"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -39,6 +40,7 @@ type api struct {
 	listTruncated *prometheus.CounterVec
 	sec           *Security
 	obs           *observer
+	check         *eventschema.Checker
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -111,6 +113,10 @@ func (a *api) publish(c echo.Context) error {
 	if err := a.sec.checkPublish(c, in.Topic); err != nil {
 		return err
 	}
+	if err := a.checkData(in); err != nil {
+		a.published.WithLabelValues("invalid").Inc()
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
 	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data, IdempotencyKey: key})
 	switch {
 	case err == nil && res.Duplicate:
@@ -129,6 +135,15 @@ func (a *api) publish(c echo.Context) error {
 		a.published.WithLabelValues("unavailable").Inc()
 		return a.redisUnavailable(c, err)
 	}
+}
+
+// checkData holds an event's data to its type's schema (events.validation), once the event is otherwise one the
+// publisher takes: a reserved type or a bad topic is refused for that, in the publisher's words, not for its data.
+func (a *api) checkData(in publishBody) error {
+	if pubsub.Validate(in.Topic, in.Type, in.Data, a.cfg.Limits.MaxEventBytes) != nil {
+		return nil
+	}
+	return a.check.Publish(in.Topic, in.Type, in.Data)
 }
 
 // parsePublishBody reads a POST /publish body: exactly one JSON object with the known fields and a data value. The

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
@@ -30,11 +32,12 @@ type edge struct {
 	Prefix string
 	RDB    *redis.Client
 	Pub    *pubsub.Publisher
+	logs   *lockedBuffer // the edge's warnings and errors, one JSON object a line
 }
 
 func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	t.Helper()
-	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rs.Client()}
+	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rs.Client(), logs: &lockedBuffer{}}
 	vars := map[string]string{"HUB_REDIS_PREFIX": e.Prefix}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -46,7 +49,12 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	reg, log := prometheus.NewRegistry(), zerolog.Nop()
+	reg, log := prometheus.NewRegistry(), zerolog.New(e.logs).Level(zerolog.WarnLevel)
+	schemas, err := eventschema.Compile(os.DirFS("../../docs/schemas")) // what main embeds
+	if err != nil {
+		t.Fatalf("event schemas: %v", err)
+	}
+	check := eventschema.NewChecker(schemas, cfg.Events.Validation, reg, log)
 	hm := hub.NewMetrics(reg)
 	sec, err := NewSecurity(cfg, reg, log)
 	if err != nil {
@@ -64,14 +72,14 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(reg), sec.AdmitStream, sec.AuthorizeStream
 	events := sse.New(h, evCfg)
 	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
-		Logger: log, Events: events, Security: sec}))
+		Logger: log, Events: events, Security: sec, Checker: check}))
 	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes
 	sec.ServerHooks(srv.Config, cfg.Limits.RequestReadTimeout)
 	srv.Start()
 	e.URL, e.Addr = srv.URL, strings.TrimPrefix(srv.URL, "http://")
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = sub.Run(ctx, h) })
+	wg.Go(func() { _ = sub.Run(ctx, check.Receiving(h)) })
 	wg.Go(func() { _ = sec.Run(ctx) })
 	t.Cleanup(func() { // the order of serve's shutdown: streams end first
 		h.Close()
@@ -109,4 +117,22 @@ func (e *edge) publish(t testing.TB, topic, typ, data string) string {
 		t.Fatalf("Publish(%s, %s) = %v", topic, data, err)
 	}
 	return id
+}
+
+// lockedBuffer is a log the edge writes from its goroutines while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/internal/config"
+	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/web"
 )
@@ -30,6 +31,9 @@ type Deps struct {
 	// Security.AuthorizeStream.
 	Events   http.Handler
 	Security *Security
+	// Checker holds POST /publish's data to docs/schemas (events.validation); its Receiving wraps what the
+	// subscriber feeds, which main wires.
+	Checker *eventschema.Checker
 }
 
 // New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors. The server that serves
@@ -40,7 +44,7 @@ func New(d Deps) http.Handler {
 	return d.Security.guard(routes(&api{
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
-		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security,
+		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security, check: d.Checker,
 		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access),
 	}))
 }
