@@ -209,6 +209,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 	rated := newEdge(t, rs, "HUB_LIMITS_PUBLISH_RATE=0.001", "HUB_LIMITS_PUBLISH_BURST=1")
 	oneStream := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=1")
 	onePerIP := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1")
+	strict := newEdge(t, rs, "HUB_EVENTS_VALIDATION=strict")
 	all := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour))
 	other := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"other"}, Publish: []string{"other"}}, time.Hour))
 	past := time.Now().Add(-time.Hour)
@@ -270,6 +271,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		{call{name: "publish unknown field", method: "POST", path: "/publish", body: `{"topic":"t","data":1,"x":1}`, status: 400}, anon},
 		{call{name: "publish reserved type", method: "POST", path: "/publish", body: `{"topic":"t","type":"reset","data":{}}`, status: 400}, anon},
 		{call{name: "publish bad topic", method: "POST", path: "/publish", body: `{"topic":"a b","data":{}}`, status: 400}, anon},
+		{call{name: "publish data its schema refuses (strict)", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 400}, strict},
 		{call{name: "publish data over max_event_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 600) + `"}`, status: 413}, anon},
 		{call{name: "publish body over max_body_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 3000) + `"}`, status: 413}, anon},
 		{call{name: "publish no token", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 401}, secure},
