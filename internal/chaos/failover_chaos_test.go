@@ -13,37 +13,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
 
-// Scenarios 11 and 12: publishing through a failover. Three hubs share a Redis Cluster (3 masters, 3 replicas,
-// sharded pub/sub) or a Sentinel-watched pair; publishers POST /publish to them round robin, every event with its
-// own Idempotency-Key. A manual failover of the busiest master, then a SIGKILL of the master that took over: every
+// Scenarios 11 to 14: publishing through a failover. Three hubs share a Redis Cluster (3 masters, 3 replicas) or a
+// Sentinel-watched pair; publishers POST /publish to them round robin, every event with its own Idempotency-Key, half
+// of them on one busy topic. Cluster (11 sharded pub/sub, 13 classic): a manual failover of the busy topic's master,
+// a SIGKILL of the master that took over, then the busy topic's slot migrated to another master. Sentinel (12): a
+// switchover, then a SIGKILL of the new master; 14: three sentinels and passwords, the master SIGKILLed. Every
 // publish answers 202 (the hubs retry inside redis.publish_retry), every event is stored once and delivered once, in
-// order, to a client on each hub.
+// order, to a client on each hub; the hubs are ready again after each fault and their metrics count the retries.
 
 func TestChaos11PublishThroughClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos scenarios run real processes; skipped with -short")
 	}
-	cluster := redistest.StartCluster(t, 3, 1, time.Second)
-	r := newFailoverRig(t, cluster.URL(), "HUB_REDIS_SHARDED_PUBSUB=true")
-	topics := topicNames("s11", 6)
-	busy, replica := cluster.MasterOf(r.keys.Stream(topics[0]))
-	r.poll("a replica of "+topics[0]+"'s master is known", func() bool { busy, replica = cluster.MasterOf(r.keys.Stream(topics[0])); return replica != nil })
-	r.run(topics, func() {
-		if err := replica.Client().Do(context.Background(), "CLUSTER", "FAILOVER").Err(); err != nil {
-			t.Fatalf("CLUSTER FAILOVER on %s: %v", replica.Addr, err)
-		}
-		r.waitMaster(cluster, topics[0], replica, "the replica "+replica.Addr+" takes over from "+busy.Addr)
-		r.waitInSync(busy)
-	}, func() {
-		replica.Kill()
-		r.waitMaster(cluster, topics[0], busy, "the first master "+busy.Addr+" takes its slots back")
-	})
+	runClusterFaults(t, "s11", true)
 }
 
 func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
@@ -53,9 +39,7 @@ func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 	s := redistest.StartSentinel(t, time.Second)
 	r := newFailoverRig(t, s.URL())
 	topics := topicNames("s12", 6)
-	sc := redis.NewSentinelClient(&redis.Options{Addr: s.Addr})
-	defer sc.Close()
-	r.run(topics, func() {
+	r.run(topics, fault{"switchover", func() {
 		// SENTINEL FAILOVER alone is not coordinated: the old master takes writes until the sentinel tells it to
 		// follow the new one (20 s here), then drops them in the resync. A switchover pauses writes on it first and
 		// points it at the new master once promoted, as an operator would; the paused publishes then meet
@@ -64,7 +48,7 @@ func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 		if err := old.Do(context.Background(), "CLIENT", "PAUSE", 10000, "WRITE").Err(); err != nil {
 			t.Fatalf("CLIENT PAUSE WRITE on %s: %v", s.Master.Addr, err)
 		}
-		if err := sc.Failover(context.Background(), "hubmaster").Err(); err != nil {
+		if err := s.Failover(context.Background()); err != nil {
 			t.Fatalf("SENTINEL FAILOVER: %v", err)
 		}
 		r.poll("the sentinel promotes "+s.Replica.Addr, func() bool { return s.CurrentMaster() == s.Replica.Addr })
@@ -76,10 +60,10 @@ func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 		if err := old.Do(context.Background(), "CLIENT", "UNPAUSE").Err(); err != nil {
 			t.Fatalf("CLIENT UNPAUSE on %s: %v", s.Master.Addr, err)
 		}
-	}, func() {
+	}}, fault{"kill the new master", func() {
 		s.Replica.Kill()
 		r.poll("the sentinel promotes "+s.Master.Addr+" again", func() bool { return s.CurrentMaster() == s.Master.Addr })
-	})
+	}})
 }
 
 // failoverRig is a rig on a replicated Redis with three hubs and the keyed publishers.
@@ -114,12 +98,9 @@ func (r *failoverRig) poll(what string, cond func() bool) {
 // waitInSync waits until the old master follows the new one with its link up: Redis replicates asynchronously, so
 // killing a master whose only replica is not yet following it loses what it acknowledged, keys and all.
 func (r *failoverRig) waitInSync(s *redistest.Server) {
-	info := s.Client()
-	r.poll(s.Addr+" follows the new master in sync", func() bool {
-		v, err := info.Info(context.Background(), "replication").Result()
-		return err == nil && strings.Contains(v, "role:slave") && strings.Contains(v, "master_link_status:up") &&
-			strings.Contains(v, "master_sync_in_progress:0")
-	})
+	if err := redistest.WaitInSync(s.Addr, "", 30*time.Second); err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 // waitMaster waits until want is the master of topic's slot and the cluster is whole again.
@@ -127,9 +108,16 @@ func (r *failoverRig) waitMaster(c *redistest.Cluster, topic string, want *redis
 	r.poll(what, func() bool { m, _ := c.MasterOf(r.keys.Stream(topic)); return m == want })
 }
 
-// run starts a client on each hub and the keyed publishers, applies the two faults a second apart under load,
-// publishes a while longer, then checks what was stored and delivered and records the row.
-func (r *failoverRig) run(topics []string, failover, kill func()) {
+// fault is one thing done to Redis under load; do returns once Redis has settled after it.
+type fault struct {
+	name string
+	do   func()
+}
+
+// run starts a client on each hub and the keyed publishers, applies the faults one after the other under load (each
+// once 200 more publishes were answered, and each followed by every hub ready again), publishes a while longer,
+// then checks what was stored and delivered, and records the row. It returns the hubs' scraped metrics.
+func (r *failoverRig) run(topics []string, faults ...fault) []map[string]float64 {
 	t := r.t
 	tr := NewTransport(0)
 	defer tr.CloseIdleConnections()
@@ -138,9 +126,10 @@ func (r *failoverRig) run(topics []string, failover, kill func()) {
 		urls[i] = h.URL
 	}
 	fleet := NewFleet(len(r.hubs), func(i int) ClientConfig {
-		return ClientConfig{URLs: append(urls[i:len(urls):len(urls)], urls[:i]...), Topics: topics, LastEventID: fromStart(topics), Transport: tr}
+		return ClientConfig{URLs: append(urls[i:len(urls):len(urls)], urls[:i]...), Topics: topics,
+			LastEventID: fromStart(topics), Transport: tr, KeepData: true}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	fleet.Run(ctx)
 	defer fleet.Stop()
@@ -148,41 +137,62 @@ func (r *failoverRig) run(topics []string, failover, kill func()) {
 		t.Fatal(err)
 	}
 	load := &keyedLoad{urls: urls, topics: topics, client: &http.Client{Transport: tr, Timeout: 15 * time.Second}, stop: make(chan struct{})}
+	ready := watchReadiness(r.hubs)
 	var wg sync.WaitGroup
 	wg.Go(func() { load.run(ctx, 6, 25*time.Millisecond) })
-	load.waitAcked(t, 200)
-	t.Logf("failover after %d publishes", load.acked())
-	failover()
-	t.Logf("failover done after %d publishes", load.acked())
-	load.waitAcked(t, load.acked()+200)
-	t.Logf("kill after %d publishes", load.acked())
-	kill()
-	t.Logf("kill done after %d publishes", load.acked())
+	for _, f := range faults {
+		load.waitAcked(t, load.acked()+200)
+		t.Logf("%s after %d publishes", f.name, load.acked())
+		f.do()
+		r.waitAllReady(f.name)
+		t.Logf("%s done after %d publishes", f.name, load.acked())
+	}
 	load.waitAcked(t, load.acked()+200)
 	close(load.stop)
 	wg.Wait()
+	notReady := ready.stop()
+	return r.finish(ctx, fleet, load, topics, notReady)
+}
 
+// waitAllReady fails the test unless every hub answers /readyz 200 within 30 s of a fault.
+func (r *failoverRig) waitAllReady(after string) {
+	for _, h := range r.hubs {
+		if err := h.WaitReady(30 * time.Second); err != nil {
+			r.t.Fatalf("after %s: %v", after, err)
+		}
+	}
+}
+
+// finish checks the clients and the stored keys, scrapes the hubs, and records the row.
+func (r *failoverRig) finish(ctx context.Context, fleet *Fleet, load *keyedLoad, topics []string, notReady []int) []map[string]float64 {
+	t := r.t
 	truth := r.truths(topics)
 	if _, err := fleet.WaitCaughtUp(newestOf(truth), 30*time.Second); err != nil {
 		t.Errorf("clients did not catch up: %v", err)
 	}
 	tally := verify(t, fleet, truth)
-	stored := r.storedKeys(topics)
-	load.check(t, stored)
+	seqs := checkPublisherOrder(t, fleet)
+	load.check(t, r.storedKeys(topics))
+	var scraped []map[string]float64
 	retried, waited := 0.0, 0.0
 	for _, h := range r.hubs {
 		m, err := h.Metrics(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		scraped = append(scraped, m)
 		for _, o := range []string{"ok", "duplicate", "failed"} {
 			retried += m[`hub_publish_retried_total{outcome="`+o+`"}`]
 		}
 		waited += m["hub_publish_retry_seconds_sum"]
+		if f := m[`hub_publish_retried_total{outcome="failed"}`]; f > 0 {
+			t.Errorf("hub %s: hub_publish_retried_total{outcome=\"failed\"} = %v, want 0 (every retry within redis.publish_retry)", h.URL, f)
+		}
 	}
 	record(t, Row{Scenario: t.Name(), Published: total(truth), Reconnects: fleet.Reconnects(), Note: fmt.Sprintf(
-		"%d keyed publishes, %d answered other than 202 (sent again), %d duplicates answered; the hubs retried %.0f (%.1f s in all); longest POST %v",
-		load.sent, load.refused, load.dups, retried, waited, load.longest.Round(time.Millisecond))}.Fill(tally))
+		"%d keyed publishes, %d answered other than 202 (sent again), %d duplicates answered; the hubs retried %.0f (%.1f s in all); longest POST %v; %d per-publisher sequences checked; /readyz not 200 in %v samples per hub",
+		load.sent, load.refused, load.dups, retried, waited, load.longest.Round(time.Millisecond), seqs, notReady)}.Fill(tally))
+	return scraped
 }
 
 // storedKeys reads every topic's stream and counts each idempotency key found in the events' data.
@@ -247,6 +257,9 @@ func (l *keyedLoad) run(ctx context.Context, publishers int, every time.Duration
 func (l *keyedLoad) publishOne(ctx context.Context, p, seq int) {
 	key := fmt.Sprintf("p%d-%d", p, seq)
 	topic := l.topics[(p+seq)%len(l.topics)]
+	if seq%2 == 0 {
+		topic = l.topics[0] // the busy topic: half of every publisher's events
+	}
 	body := fmt.Sprintf(`{"topic":%q,"data":{"workflow":"wf-%d","seq":%d,"key":%q}}`, topic, p, seq, key)
 	began := time.Now()
 	for attempt := 0; ctx.Err() == nil; attempt++ {

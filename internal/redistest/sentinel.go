@@ -72,6 +72,11 @@ func StartSentinelWith(t TB, opts SentinelOptions) *Sentinel {
 	}
 	host, port, _ := net.SplitHostPort(from)
 	replica := StartReal(t, Options{Args: append([]string{"--replicaof", host, port}, auth...)})
+	// The sentinels read the master's INFO when they start and then every 10 s: a replica not yet in sync would stay
+	// unknown to them for that long.
+	if err := WaitInSync(replica.Addr, opts.Password, 15*time.Second); err != nil {
+		t.Fatalf("%v", err)
+	}
 	s := &Sentinel{Master: master, Replica: replica, opts: opts, t: t}
 	for range opts.Sentinels {
 		s.Addrs = append(s.Addrs, s.startOne())
