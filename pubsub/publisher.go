@@ -120,6 +120,7 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, erro
 		if p.now().Sub(started)+wait > p.cfg.RetryBudget {
 			return p.finish(m.Topic, res, started, fmt.Errorf("%w (retried for %v)", err, p.now().Sub(started).Round(time.Millisecond)))
 		}
+		refreshSlots(p.rdb, err)
 		if !sleep(ctx, wait) {
 			return p.finish(m.Topic, res, started, fmt.Errorf("%w (then: %w)", err, ctx.Err()))
 		}

@@ -37,6 +37,16 @@ func retryable(err error) bool {
 		errors.Is(err, redis.ErrPoolTimeout)
 }
 
+// refreshSlots makes a cluster client read the slot map again after a connection error: go-redis reloads it by
+// itself only after a MOVED or every 10 s, and until then sends a dead master's slots to the dead master (a SIGKILLed
+// master took 11 s of retries to leave without this).
+func refreshSlots(rdb redis.UniversalClient, err error) {
+	var rerr redis.Error
+	if cc, ok := rdb.(*redis.ClusterClient); ok && !errors.As(err, &rerr) {
+		cc.ReloadState(context.Background())
+	}
+}
+
 // backoff is the wait before retry n+1: 25 ms doubling to at most 800 ms, jittered down by up to half, so the
 // publishers that a failover interrupted together do not come back together.
 func backoff(n int) time.Duration {
