@@ -64,7 +64,7 @@ func runChild(ctx context.Context, cfg config, stdout io.Writer) error {
 	defer client.Close()
 	out := &lineWriter{w: stdout}
 	locker := lease.New(client, lease.Options{
-		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog, Prefix: cfg.prefix + "lease:",
+		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog, MinReplicas: cfg.minReplicas, Prefix: cfg.prefix + "lease:",
 		Holder: "child-" + strconv.Itoa(os.Getpid()), Announcer: out,
 	})
 	defer locker.Close()
@@ -136,7 +136,8 @@ type childProc struct {
 func startChild(l launcher, cfg config, role string) (*childProc, error) {
 	args := []string{"dispatch-test", "--child", role, "--entity", "entity-0", "--redis-url", cfg.redisURL,
 		"--prefix", cfg.prefix, "--ttl", cfg.ttl.String(), "--renew", cfg.renewEvery.String(),
-		"--no-watchdog=" + strconv.FormatBool(cfg.noWatchdog), "--no-fence=" + strconv.FormatBool(cfg.noFence)}
+		"--no-watchdog=" + strconv.FormatBool(cfg.noWatchdog), "--no-fence=" + strconv.FormatBool(cfg.noFence),
+		"--min-replicas", strconv.Itoa(cfg.minReplicas)}
 	cmd := exec.Command(l.exe, args...)
 	cmd.Env = append(os.Environ(), l.env...)
 	c := &childProc{cmd: cmd, lines: make(chan childLine, 64), errOut: &syncWriter{w: &strings.Builder{}}}

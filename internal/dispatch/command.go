@@ -32,6 +32,10 @@ type config struct {
 	noFence     bool
 	crash       bool
 	pause       bool
+	failover    bool
+	runs        int           // --failover: how many fresh rigs and failovers
+	replDelay   time.Duration // --failover: the replication link's delay
+	minReplicas int           // lease.Options.MinReplicas for every lease of the run
 	redisURL    string
 	prefix      string
 	keep        bool
@@ -52,7 +56,8 @@ type launcher struct {
 // About is what `hub dispatch-test` does, for its help.
 const About = `Dispatches workflows that each take the lease of their entity, work, and create the entity's table through a
 fenced registry; reports duplicate executions, TableAlreadyExists errors and release latency. --crash and --pause
-run the crash and pause scenarios instead. On a terminal a progress line shows the run so far.`
+run the crash and pause scenarios instead; --failover kills a Sentinel rig's master right after grants and counts
+second holders (with --min-replicas N, grants wait for N replicas). On a terminal a progress line shows the run so far.`
 
 // Command runs `hub dispatch-test`. fs is the command's flag set (its Usage prints the help); args are the arguments
 // after the subcommand; redisURL is the hub's redis.url, where empty means an embedded miniredis on a free loopback
@@ -72,6 +77,9 @@ func run(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io
 	}
 	if cfg.child != "" {
 		return runChild(ctx, cfg, stdout)
+	}
+	if cfg.failover {
+		return runFailover(ctx, cfg, stdout) // on rigs of its own: it kills their masters
 	}
 	if tty && !cfg.jsonOut {
 		cfg.progress = stderr
@@ -105,6 +113,10 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (
 	fs.BoolVar(&cfg.noFence, "no-fence", false, "do not fence the side effect (shows TableAlreadyExists instead of stale-fence rejections)")
 	fs.BoolVar(&cfg.crash, "crash", false, "SIGKILL a child process holding a lease and time the takeover")
 	fs.BoolVar(&cfg.pause, "pause", false, "SIGSTOP a holder past its ttl, take over, resume it: its fenced write must be rejected")
+	fs.BoolVar(&cfg.failover, "failover", false, "kill a Sentinel rig's master right after each grant (needs redis-server; starts its own rigs) and count second holders")
+	fs.IntVar(&cfg.runs, "runs", 10, "--failover: how many failovers, each on a fresh rig")
+	fs.DurationVar(&cfg.replDelay, "repl-delay", 50*time.Millisecond, "--failover: how long the replication link holds every byte")
+	fs.IntVar(&cfg.minReplicas, "min-replicas", 0, "replicas that must acknowledge (WAIT) each acquisition, renewal and fenced write; 0: none")
 	fs.StringVar(&cfg.redisURL, "redis-url", cfg.redisURL, "Redis URL (default: the hub's redis.url; empty: embedded)")
 	fs.StringVar(&cfg.prefix, "prefix", "", "key prefix (default: a fresh one per run)")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the run's keys in Redis afterwards")
@@ -116,7 +128,15 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (
 		}
 		return cfg, fmt.Errorf("dispatch-test: %w: %w (%w)", ErrUsage, err, flag.ErrHelp)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if cfg.failover && !set["ttl"] {
+		cfg.ttl = 10 * time.Second // longer than a failover, so that the first holder still holds when it ends
+	}
 	err := cfg.validate()
+	if err == nil && cfg.failover && set["redis-url"] {
+		err = errors.New("--failover starts its own Sentinel rigs (it SIGKILLs their masters and slows their replication links); it takes no --redis-url")
+	}
 	if err == nil && fs.NArg() > 0 {
 		err = fmt.Errorf("unexpected argument %q (flags only; run \"hub dispatch-test -h\" for help)", fs.Arg(0))
 	}
@@ -142,8 +162,10 @@ func (c config) validate() error {
 		return errors.New("--ttl must be positive, --work and --renew not negative")
 	case c.renewEvery >= c.ttl:
 		return errors.New("--renew must be shorter than --ttl")
-	case c.crash && c.pause:
-		return errors.New("--crash and --pause are exclusive")
+	case c.crash && c.pause, c.failover && (c.crash || c.pause):
+		return errors.New("--crash, --pause and --failover are exclusive")
+	case c.minReplicas < 0 || c.runs < 1 || c.replDelay < 0:
+		return errors.New("--min-replicas must not be negative, --runs at least 1, --repl-delay not negative")
 	case c.child != "" && c.child != roleCrash && c.child != rolePause:
 		return fmt.Errorf("unknown child role %q", c.child)
 	}

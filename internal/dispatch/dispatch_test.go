@@ -135,6 +135,10 @@ func TestUsageErrors(t *testing.T) {
 		{"--ttl", "1s", "--renew", "2s"},
 		{"--dispatches", "0"},
 		{"extra"},
+		{"--failover", "--crash"},
+		{"--failover", "--redis-url", "redis://127.0.0.1:1/0"},
+		{"--failover", "--runs", "0"},
+		{"--min-replicas", "-1"},
 	} {
 		var errOut bytes.Buffer
 		err := run(context.Background(), testFlags(&errOut), args, io.Discard, &errOut, "redis://127.0.0.1:1/0", launcher{}, false)

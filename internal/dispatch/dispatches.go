@@ -40,7 +40,7 @@ func runDispatches(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	events := &eventCounter{}
 	locker := lease.New(client, lease.Options{
-		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog,
+		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog, MinReplicas: cfg.minReplicas,
 		Prefix: cfg.prefix + "lease:", Holder: "dispatch-test", Announcer: events,
 	})
 	reg := registry{locker: locker, prefix: cfg.prefix, fenced: !cfg.noFence}

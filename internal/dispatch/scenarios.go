@@ -49,7 +49,7 @@ func startScenario(ctx context.Context, cfg config, l launcher, role string) (*s
 		return nil, err
 	}
 	locker := lease.New(client, lease.Options{
-		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog, Prefix: cfg.prefix + "lease:",
+		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog, MinReplicas: cfg.minReplicas, Prefix: cfg.prefix + "lease:",
 		Holder: "dispatch-test",
 	})
 	s := &scenario{cfg: cfg, client: client, locker: locker, reg: registry{locker: locker, prefix: cfg.prefix, fenced: !cfg.noFence}}
