@@ -22,7 +22,8 @@ type Broadcaster interface {
 type SubscriberConfig struct {
 	Prefix        string
 	MaxEventBytes int           // default 64 KiB
-	TailCheck     time.Duration // how often each followed topic's stream end is compared with what was delivered (default 5s)
+	TailCheck     time.Duration // how often topics with recent traffic have their stream end compared with what was delivered (default 5s)
+	Sweep         time.Duration // how often every followed topic is, quiet or not (default DefaultSweepChecks × TailCheck): see subscriber_check.go
 	PingEvery     time.Duration // a silent pub/sub connection is pinged this often, and dropped after two silent rounds (default 5s)
 	QueueLimit    int           // live messages waiting for the processor; past it they are dropped and repaired from the stream (default 100000)
 	MaxPageBytes  int           // a history page ends once it holds this many bytes (default 1 MiB)
@@ -40,6 +41,9 @@ func (c SubscriberConfig) withDefaults() SubscriberConfig {
 	if c.TailCheck <= 0 {
 		c.TailCheck = DefaultTailCheck
 	}
+	if c.Sweep <= 0 {
+		c.Sweep = DefaultSweepChecks * c.TailCheck
+	}
 	if c.PingEvery <= 0 {
 		c.PingEvery = 5 * time.Second
 	}
@@ -52,8 +56,9 @@ func (c SubscriberConfig) withDefaults() SubscriberConfig {
 // Subscriber feeds the hub from Redis: one pub/sub connection subscribed to the channel of every followed topic
 // (sharded, one per cluster master: see shardedConn).
 // It implements hub.Store. Per topic it remembers the last id it broadcast; an envelope whose prev is not that id,
-// a resubscription after a reconnect, or a periodic tail check makes it read the missing range from the stream and
-// broadcast it in order, so each event reaches the hub exactly once, in order.
+// a resubscription after a reconnect, or a periodic tail check (of the topics with recent traffic, and a slower
+// sweep of all) makes it read the missing range from the stream and broadcast it in order, so each event reaches the
+// hub exactly once, in order.
 //
 // Two goroutines, both owned by Run: the reader only moves messages from the connection into a queue (it never
 // waits for the hub or for Redis commands), the processor decodes, repairs and broadcasts.
@@ -100,6 +105,9 @@ type feed struct {
 	state  feedState
 	last   hub.ID // with feedKnown: the id of the newest event broadcast (or the stream's end when followed)
 	repair bool   // read the stream after last at the next chance
+	// hot counts the tail checks still due after the topic's last traffic; sweepAt is when the sweep checks it.
+	hot     uint8
+	sweepAt time.Time
 }
 
 // feedState is where a followed topic's live feed stands. It only moves forward, possibly skipping steps (a

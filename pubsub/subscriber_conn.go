@@ -96,16 +96,20 @@ func (s *Subscriber) replaceConn(ctx context.Context) {
 }
 
 // subscribe and unsubscribe change the channel set of the current connection (and of any that replaces it).
-func (s *Subscriber) subscribe(ctx context.Context, channel string) error {
+func (s *Subscriber) subscribe(ctx context.Context, channels ...string) error {
 	s.psMu.Lock()
 	defer s.psMu.Unlock()
-	s.channels[channel] = struct{}{}
-	return s.ps.Subscribe(ctx, channel)
+	for _, c := range channels {
+		s.channels[c] = struct{}{}
+	}
+	return s.ps.Subscribe(ctx, channels...)
 }
 
-func (s *Subscriber) unsubscribe(ctx context.Context, channel string) error {
+func (s *Subscriber) unsubscribe(ctx context.Context, channels ...string) error {
 	s.psMu.Lock()
 	defer s.psMu.Unlock()
-	delete(s.channels, channel)
-	return s.ps.Unsubscribe(ctx, channel)
+	for _, c := range channels {
+		delete(s.channels, c)
+	}
+	return s.ps.Unsubscribe(ctx, channels...)
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/syncverse/hub/hub"
 )
 
@@ -16,10 +14,21 @@ import (
 // hub's, events still arrive, through repairs.
 const maxAhead = time.Minute
 
+// processor is the state of the process goroutine, which alone touches it and the feeds' fields (but ready).
+type processor struct {
+	*Subscriber
+	b      Broadcaster
+	active map[string]*feed
+	// pending holds the feeds with work left (unsent, without a baseline, to repair), so that what a pass over the
+	// queue costs does not grow with the number of topics that are simply followed.
+	pending map[*feed]struct{}
+	r       round
+}
+
 // process owns the followed topics' state: it subscribes, decodes, repairs and broadcasts, one item at a time, so
 // each topic's events reach the hub in stream order.
 func (s *Subscriber) process(ctx context.Context, b Broadcaster) {
-	active := make(map[string]*feed)
+	p := &processor{Subscriber: s, b: b, active: make(map[string]*feed), pending: make(map[*feed]struct{})}
 	tick := time.NewTicker(s.cfg.TailCheck)
 	defer tick.Stop()
 	retry := time.NewTicker(250 * time.Millisecond)
@@ -36,72 +45,75 @@ func (s *Subscriber) process(ctx context.Context, b Broadcaster) {
 		}
 		items, over := s.take()
 		for _, it := range items {
-			s.handle(ctx, b, active, it)
+			p.handle(ctx, it)
 		}
+		p.endRound(ctx)
 		for _, t := range over {
-			if f := active[t]; f != nil {
+			if f := p.active[t]; f != nil {
 				f.repair = true
+				p.track(f)
 			}
 		}
 		if tail {
-			s.tailCheck(ctx, active)
+			p.tailCheck(ctx, time.Now())
 		}
-		s.catchUp(ctx, b, active)
-		s.m.followed.Set(float64(len(active)))
+		p.catchUp(ctx)
+		s.m.followed.Set(float64(len(p.active)))
 	}
 }
 
-func (s *Subscriber) handle(ctx context.Context, b Broadcaster, active map[string]*feed, it item) {
+func (p *processor) handle(ctx context.Context, it item) {
 	switch it.kind {
 	case itemFollow:
-		active[it.topic] = it.feed
-		if s.subscribe(ctx, s.keys.Channel(it.topic)) == nil {
-			it.feed.state = feedSent
-		}
+		p.active[it.topic] = it.feed
+		p.subscribeLater(ctx, it.feed)
 	case itemUnfollow:
-		if active[it.topic] == it.feed {
-			delete(active, it.topic)
-			_ = s.unsubscribe(ctx, s.keys.Channel(it.topic))
+		if p.active[it.topic] == it.feed {
+			delete(p.active, it.topic)
+			delete(p.pending, it.feed)
+			p.unsubscribeLater(ctx, it.topic)
 		}
 	case itemConfirmed:
-		if f := active[it.topic]; f != nil {
+		if f := p.active[it.topic]; f != nil {
 			if f.state == feedKnown {
-				s.m.resubscriptions.Inc()
+				p.m.resubscriptions.Inc()
 				f.repair = true // the connection was new: whatever was published while it was down is in the stream
 			} else {
 				f.state = feedConfirmed
-				s.baseline(ctx, f)
+				p.r.baselines = append(p.r.baselines, f)
 			}
+			p.track(f)
 		}
 	case itemMessage:
-		if f := active[it.topic]; f != nil {
-			s.live(ctx, b, f, it.payload)
+		if f := p.active[it.topic]; f != nil {
+			p.live(ctx, f, it.payload)
+			p.track(f)
 		}
 	}
 }
 
-// baseline records the stream's end when a topic's subscription is confirmed: everything after it will arrive live,
-// so the feed is ready.
-func (s *Subscriber) baseline(ctx context.Context, f *feed) {
-	newest, err := s.newestOf(ctx, f.topic)
-	if err != nil {
-		return // catchUp tries again
+// track remembers a feed that has work left for catchUp.
+func (p *processor) track(f *feed) {
+	if f.repair || f.state == feedUnsent || f.state == feedConfirmed {
+		p.pending[f] = struct{}{}
 	}
-	f.found(newest)
 }
 
 // found gives a feed that knew no position its first one, and with it readiness: ready is closed exactly when the
-// state reaches feedKnown, so the two are one fact.
-func (f *feed) found(last hub.ID) {
+// state reaches feedKnown, so the two are one fact. A new feed is checked at the next tail checks (a live message
+// lost around its subscription shows there) and joins the sweep at a random point of it, so sweeps stay even.
+func (f *feed) found(last hub.ID, now time.Time, sweep time.Duration) {
 	f.last, f.state = last, feedKnown
+	f.hot = hotChecks
+	f.sweepAt = now.Add(jitter(sweep))
 	close(f.ready)
 }
 
-func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload string) {
-	ev, reason := decodeLive(f.topic, []byte(payload), s.max)
+func (p *processor) live(ctx context.Context, f *feed, payload string) {
+	ev, reason := decodeLive(f.topic, []byte(payload), p.max)
 	if ev != nil && !ev.Stored() {
 		if reason == "" {
-			b.Broadcast(ev)
+			p.b.Broadcast(ev)
 		}
 		return
 	}
@@ -113,54 +125,68 @@ func (s *Subscriber) live(ctx context.Context, b Broadcaster, f *feed, payload s
 		if ev != nil {
 			id = ev.IDText
 		}
-		s.drop(f.topic, id, reason)
+		p.drop(f.topic, id, reason)
 		// The envelope's own id and prev cannot be trusted; the stream can. A repair reads past the entry (dropping
 		// it again if it is stored) without ever taking the envelope's word for where the stream is.
 		f.repair = f.state == feedKnown
 		return
 	}
-	if f.state != feedKnown { // the baseline read failed; the envelope itself tells where the stream was
-		f.found(ev.Prev)
+	if f.state != feedKnown { // no baseline yet; the envelope itself tells where the stream was
+		f.found(ev.Prev, time.Now(), p.cfg.Sweep)
 	}
+	f.hot = hotChecks // the topic has traffic: its next tail checks look for a lost last message
 	switch {
 	case !f.last.Less(ev.ID):
 		// already broadcast by a repair
 	case ev.Prev == f.last && !f.repair:
-		b.Broadcast(ev)
+		p.b.Broadcast(ev)
 		f.last = ev.ID
 	default:
-		s.log.Debug().Str("topic", f.topic).Str("delivered", f.last.String()).Str("prev", ev.Prev.String()).Msg("gap: envelope does not follow")
-		s.m.gaps.Inc()
+		p.log.Debug().Str("topic", f.topic).Str("delivered", f.last.String()).Str("prev", ev.Prev.String()).Msg("gap: envelope does not follow")
+		p.m.gaps.Inc()
 		f.repair = true
-		s.repairFeed(ctx, b, f)
+		p.repairFeed(ctx, f)
 	}
 }
 
-// catchUp finishes what failed earlier: unsent subscriptions, baselines, repairs.
-func (s *Subscriber) catchUp(ctx context.Context, b Broadcaster, active map[string]*feed) {
-	for _, f := range active {
+// catchUp finishes what failed or waited earlier: unsent subscriptions, baselines, repairs. It visits only the
+// pending feeds.
+func (p *processor) catchUp(ctx context.Context) {
+	if len(p.pending) == 0 {
+		return
+	}
+	work := make([]*feed, 0, len(p.pending))
+	for f := range p.pending {
+		work = append(work, f)
+	}
+	clear(p.pending) // what is still unfinished after this is tracked again
+	for _, f := range work {
+		if p.active[f.topic] != f {
+			continue
+		}
 		switch {
 		case f.state == feedUnsent:
-			if s.subscribe(ctx, s.keys.Channel(f.topic)) == nil {
-				f.state = feedSent
-			}
+			p.subscribeLater(ctx, f)
 		case f.state == feedConfirmed:
-			s.baseline(ctx, f)
+			p.r.baselines = append(p.r.baselines, f)
 		case f.repair:
-			s.repairFeed(ctx, b, f)
+			p.repairFeed(ctx, f)
 		}
 	}
+	p.endRound(ctx)
 }
 
 // repairFeed reads the stream after the feed's last id and broadcasts what it finds, in order. A stream that does
 // not continue that id (trimmed past it, or emptied by a Redis restart) is announced with a reset first.
-func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
+func (p *processor) repairFeed(ctx context.Context, f *feed) {
 	const page = 1000
+	f.hot = hotChecks
+	defer p.track(f)
 	for {
 		from := f.last
-		evs, examined, more, err := s.readRaw(ctx, f.topic, from, page, hub.SourceRepair)
+		evs, examined, more, err := p.readRaw(ctx, f.topic, from, page, hub.SourceRepair)
 		if err != nil {
-			s.log.Debug().Err(err).Str("topic", f.topic).Str("after", from.String()).Msg("repair read failed; retrying")
+			p.log.Debug().Err(err).Str("topic", f.topic).Str("after", from.String()).Msg("repair read failed; retrying")
 			return // f.repair stays set: catchUp tries again
 		}
 		if len(evs) > 0 && evs[0].Prev != f.last {
@@ -168,47 +194,22 @@ func (s *Subscriber) repairFeed(ctx context.Context, b Broadcaster, f *feed) {
 			if evs[0].Prev.IsZero() {
 				reason = hub.ResetLost
 			}
-			s.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("reason", reason).Msg("repair: stream does not continue; reset")
-			b.Broadcast(hub.NewReset(f.topic, reason, evs[0].ID))
+			p.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("reason", reason).Msg("repair: stream does not continue; reset")
+			p.b.Broadcast(hub.NewReset(f.topic, reason, evs[0].ID))
 		}
-		s.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("to", examined.String()).Int("events", len(evs)).
+		p.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("to", examined.String()).Int("events", len(evs)).
 			Msg("repair")
 		for _, ev := range evs {
-			b.Broadcast(ev)
+			p.b.Broadcast(ev)
 		}
 		// Past invalid entries too, so neither the next envelope nor the tail check meets them again.
 		f.last = examined
 		if len(evs) > 0 {
-			s.m.repairs.Inc()
+			p.m.repairs.Inc()
 		}
 		if !more {
 			f.repair = false
 			return
-		}
-	}
-}
-
-// tailCheck compares each topic's stream end with the last id broadcast, catching a lost final message that no
-// later envelope would reveal.
-func (s *Subscriber) tailCheck(ctx context.Context, active map[string]*feed) {
-	if len(active) == 0 {
-		return
-	}
-	pipe := s.rdb.Pipeline()
-	cmds := make(map[*feed]*redis.XMessageSliceCmd, len(active))
-	for _, f := range active {
-		if f.state == feedKnown {
-			cmds[f] = pipe.XRevRangeN(ctx, s.keys.Stream(f.topic), "+", "-", 1)
-		}
-	}
-	_, _ = pipe.Exec(ctx)
-	for f, c := range cmds {
-		if m := c.Val(); len(m) == 1 {
-			if id, err := hub.ParseID(m[0].ID); err == nil && f.last.Less(id) {
-				s.log.Debug().Str("topic", f.topic).Str("delivered", f.last.String()).Str("stream_end", id.String()).Msg("tail check: gap")
-				s.m.gaps.Inc()
-				f.repair = true
-			}
 		}
 	}
 }
