@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	clientjs "github.com/syncverse/hub/clients/js"
 )
 
 //go:embed static
@@ -25,6 +27,7 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 	".json": "application/json",
 	".txt":  "text/plain; charset=utf-8",
+	".ts":   "text/plain; charset=utf-8", // hubclient.d.ts, for a reader; no browser runs it
 }
 
 // The console talks only to its own origin; a strict policy keeps an injected script or a hostile topic name from
@@ -47,13 +50,31 @@ type handler struct {
 // File names carry no content hash, so responses say Cache-Control: no-cache with a strong ETag: a browser
 // revalidates each load for the price of a 304, and a new binary is never hidden behind a stale cached app.js.
 // Anything else answers a JSON 404, the same error shape as the rest of the hub.
+//
+// The hub's JavaScript client (clients/js, the npm package) is served under /client/: the console imports it from
+// there, and so can any page of the hub's origin. It is embedded by its own package, since an embed cannot reach
+// outside web/; the browser gets the same bytes the npm package ships, with no copy to drift.
 func Handler() http.Handler {
 	h := &handler{assets: map[string]asset{}}
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+	for _, src := range []struct {
+		fsys        fs.FS
+		root, mount string
+	}{{static, "static", "/"}, {clientjs.FS, ".", "/client/"}} {
+		if err := h.add(src.fsys, src.root, src.mount); err != nil {
+			// The files are compiled in; failing to read them is a broken build, not a runtime condition.
+			panic("web: read embedded console: " + err.Error())
+		}
+	}
+	return h
+}
+
+// add serves every file under root of fsys at mount followed by its path below root.
+func (h *handler) add(fsys fs.FS, root, mount string) error {
+	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		body, err := static.ReadFile(p)
+		body, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return err
 		}
@@ -61,19 +82,15 @@ func Handler() http.Handler {
 		if !ok {
 			ct = http.DetectContentType(body)
 		}
+		rel, _ := strings.CutPrefix(p, root+"/")
 		sum := sha256.Sum256(body)
-		h.assets[strings.TrimPrefix(p, "static")] = asset{
+		h.assets[mount+rel] = asset{
 			body:        body,
 			contentType: ct,
 			etag:        `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`,
 		}
 		return nil
 	})
-	if err != nil {
-		// The files are compiled in; failing to read them is a broken build, not a runtime condition.
-		panic("web: read embedded console: " + err.Error())
-	}
-	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -1,10 +1,14 @@
 package web_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,7 +24,9 @@ func TestHandlerServesAssets(t *testing.T) {
 		{"/", "text/html; charset=utf-8", `<script type="module" src="app.js">`},
 		{"/index.html", "text/html; charset=utf-8", "<title>"},
 		{"/app.js", "text/javascript; charset=utf-8", "import"},
-		{"/feed.js", "text/javascript; charset=utf-8", "EventSource"},
+		{"/feed.js", "text/javascript; charset=utf-8", "HubClient"},
+		{"/client/hubclient.js", "text/javascript; charset=utf-8", "EventSource"},
+		{"/client/ids.js", "text/javascript; charset=utf-8", "export function cmpId"},
 		{"/style.css", "text/css; charset=utf-8", ":root"},
 		{"/favicon.svg", "image/svg+xml", "<svg"},
 	}
@@ -109,6 +115,59 @@ func TestHandlerErrors(t *testing.T) {
 		}
 		if got := rec.Header().Get("Content-Type"); got != "application/json" {
 			t.Errorf("%s %s Content-Type = %q, want application/json", tt.method, tt.path, got)
+		}
+	}
+}
+
+// The console loads the npm package's own files from /client/: what the browser gets is byte for byte what
+// clients/js ships.
+func TestHandlerServesTheClientPackage(t *testing.T) {
+	h := web.Handler()
+	for _, name := range []string{"hubclient.js", "ids.js", "request.js", "hubclient.d.ts"} {
+		want, err := os.ReadFile("../clients/js/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/client/"+name, nil))
+		if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), want) {
+			t.Errorf("GET /client/%s = %d with %d bytes, want 200 and the %d bytes of clients/js/%s", name, rec.Code,
+				rec.Body.Len(), len(want), name)
+		}
+	}
+}
+
+var importRE = regexp.MustCompile(`(?m)^(?:import|export)\s[^'"]*?from\s+'([^']+)'`)
+
+// Every relative import of every served module resolves to a served module, so the page's module graph loads
+// (the browser would refuse the whole page for one missing file).
+func TestHandlerModuleGraphResolves(t *testing.T) {
+	h := web.Handler()
+	seen := map[string]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, name, nil))
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s = %d, want 200 (imported by the console)", name, rec.Code)
+			return
+		}
+		for _, m := range importRE.FindAllStringSubmatch(rec.Body.String(), -1) {
+			if !strings.HasPrefix(m[1], "./") && !strings.HasPrefix(m[1], "../") {
+				t.Errorf("%s imports %q: a bare specifier that no browser resolves without a build step", name, m[1])
+				continue
+			}
+			visit(path.Join(path.Dir(name), m[1]))
+		}
+	}
+	visit("/app.js")
+	for _, want := range []string{"/feed.js", "/client/hubclient.js", "/client/ids.js", "/client/request.js"} {
+		if !seen[want] {
+			t.Errorf("the console's module graph %v does not reach %s", seen, want)
 		}
 	}
 }

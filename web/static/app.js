@@ -1,16 +1,14 @@
 // Entry point: reads the page URL, wires the model, the feed and the views, and renders once per animation frame.
 import { Store } from './store.js';
 import { Feed } from './feed.js';
-import { getJSON } from './http.js';
 import { Session } from './session.js';
 import { SignInView, spoken } from './signin.js';
-import { parseDuration } from './ids.js';
 import { CardsView } from './cards.js';
 import { LogView } from './logview.js';
 import { AlarmsView, LocksView, StatusView } from './panels.js';
 import { TimelineView } from './timeline.js';
 import { Announcer } from './announce.js';
-import { age, count } from './format.js';
+import { age, count, parseDuration } from './format.js';
 
 const $ = (id) => document.getElementById(id);
 const TOPIC_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -39,16 +37,17 @@ function schedule() {
 }
 
 const announcer = new Announcer($('announce'));
-const session = new Session({ onChange: (state) => { announcer.say(spoken(state, session, Date.now())); schedule(); } });
 const feed = new Feed({
   topics: goodTopics,
   store,
   types: (params.get('types') || '').split(',').map((t) => t.trim()).filter(Boolean),
   onChange: schedule,
-  fetchJSON: getJSON,
   probe: () => session.probe(),
   onSignedOut: (answer) => { session.refused(answer); schedule(); },
 });
+// The session asks /auth/session through the same client as the stream, so both send the same credentials.
+const session = new Session({ api: feed.client,
+  onChange: (state) => { announcer.say(spoken(state, session, Date.now())); schedule(); } });
 const signin = new SignInView(session, {
   panel: $('signin'), title: $('signin-title'), reason: $('signin-reason'), form: $('signin-form'),
   token: $('signin-token'), login: $('signin-login'), error: $('signin-error'), who: $('session'),
@@ -191,7 +190,7 @@ function setupTopics() {
 async function fillTopicList(root, datalist) {
   root.textContent = 'Loading topics…';
   try {
-    const res = await getJSON('/topics');
+    const res = await feed.client.getJSON('/topics');
     const list = (res.topics || []).slice().sort((a, b) => Date.parse(b.last_activity) - Date.parse(a.last_activity));
     datalist.replaceChildren(...list.map((t) => new Option(t.name)));
     if (!list.length) { root.textContent = 'No topics with history yet. Publish an event to create one.'; return; }

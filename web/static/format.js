@@ -69,3 +69,12 @@ function compact(v) {
   const s = JSON.stringify(v);
   return s.length > 400 ? `${s.slice(0, 399)}…` : s;
 }
+
+/** Parses "2s", "1500ms", "1m", "90" (seconds) into milliseconds, or NaN. */
+export function parseDuration(s) {
+  if (s == null) return NaN;
+  const m = String(s).trim().match(/^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i);
+  if (!m) return NaN;
+  const unit = { ms: 1, s: 1000, m: 60000, h: 3600000 }[(m[2] || 's').toLowerCase()];
+  return Number(m[1]) * unit;
+}

@@ -1,18 +1,11 @@
 // The page's session with the hub: who is signed in, what they may watch and until when, from /auth/session. No
 // token is ever kept here: POST /auth/session turns the pasted token into an HttpOnly cookie that no script can read,
 // and the cookie is what EventSource and fetch carry from then on.
-import { sessionCall } from './http.js';
 
 // The prompt to sign in again shows this long before the session ends, or half the session's length when shorter.
 const PROMPT_LEAD_MS = 120000;
 // A Date header is whole seconds; a smaller gap between the clocks is that rounding, not a wrong clock.
 const SKEW_TOLERANCE_MS = 2000;
-
-/** Whether a subscribe grant covers topic: "*", the topic itself, or a prefix pattern ending in "*". */
-export function grants(patterns, topic) {
-  return Array.isArray(patterns) && patterns.some((p) => typeof p === 'string' &&
-    (p.endsWith('*') ? topic.startsWith(p.slice(0, -1)) : p === topic));
-}
 
 /** Where the login link goes: auth.login_url with ?return= this page, or '' for a URL that is not http(s). */
 export function loginHref(loginURL, here) {
@@ -36,7 +29,9 @@ export function loginHref(loginURL, here) {
  * - expired: the session this page had has ended (the board stays as it was).
  */
 export class Session {
-  constructor({ onChange = () => {} } = {}) {
+  /** @param {{api:{session:Function, signIn:Function, signOut:Function}, onChange?:Function}} opts api is the hub's client */
+  constructor({ api, onChange = () => {} }) {
+    this.api = api;
     this.onChange = onChange;
     this.state = 'unknown';
     this.subject = '';
@@ -52,7 +47,7 @@ export class Session {
 
   /** Asks who we are; returns the answer (status 0 when the hub cannot be reached). */
   async check() {
-    const answer = await sessionCall('GET');
+    const answer = await this.api.session();
     this.learn(answer);
     return answer;
   }
@@ -64,7 +59,7 @@ export class Session {
 
   /** Trades a token for the session cookie. Returns '' on success, else what went wrong, in words. */
   async signIn(token) {
-    const answer = await sessionCall('POST', new URLSearchParams({ token }));
+    const answer = await this.api.signIn(token);
     if (answer.status === 200) {
       this.learn(answer);
       return '';
@@ -75,7 +70,7 @@ export class Session {
 
   /** Clears the cookie; returns '' on success, else what went wrong. */
   async signOut() {
-    const answer = await sessionCall('DELETE');
+    const answer = await this.api.signOut();
     if (answer.status !== 204 && answer.status !== 200) return answer.body.error || `status ${answer.status}`;
     this.byOperator = true;
     this.setState('signed-out');

@@ -1,6 +1,6 @@
-// The console's model: workflows, the event log and idempotency keys. Nothing here touches the DOM; the renderer reads
+// The console's model: workflows, locks and the event log. Nothing here touches the DOM; the renderer reads
 // the dirty marks once per animation frame, so a burst of events costs one layout, not one per event.
-import { cmpId } from './ids.js';
+import { cmpId } from './client/hubclient.js';
 import { summarize } from './format.js';
 import { Locks } from './locks.js';
 import { Timeline } from './timeline.js';
@@ -34,16 +34,6 @@ export function compareWorkflows(a, b) {
   return collator.compare(a.topic, b.topic) || collator.compare(a.label, b.label);
 }
 
-/** A bounded set that forgets the oldest keys first. */
-class RecentSet {
-  constructor(limit) { this.limit = limit; this.set = new Set(); }
-  has(k) { return this.set.has(k); }
-  add(k) {
-    this.set.add(k);
-    if (this.set.size > this.limit) this.set.delete(this.set.values().next().value);
-  }
-}
-
 export class Store {
   constructor({ stallAfterMs = 60000, logLimit = 1000 } = {}) {
     this.stallAfterMs = stallAfterMs;
@@ -54,7 +44,6 @@ export class Store {
     this.timeline = new Timeline();
     this.log = [];
     this.logSeq = 0;
-    this.idem = new RecentSet(50000);
     this.dirtyCards = new Set();
     this.removedCards = new Set();
     this.orderDirty = true;
@@ -63,7 +52,8 @@ export class Store {
   }
 
   /**
-   * Applies one event. Returns "duplicate" when its idempotency key was already applied, "applied" otherwise.
+   * Applies one event. The hub's client has already dropped repeats (by id, and by idempotency key: an agent's
+   * retry), so every event that reaches the store is new.
    * @param {string} topic
    * @param {{id?:string, type:string, data:any}} env
    * @param {{time:number, source:'live'|'replay'|'snapshot'|'ephemeral'}} meta time is on the browser's clock
@@ -73,12 +63,6 @@ export class Store {
     const obj = data !== null && typeof data === 'object' && !Array.isArray(data) ? data : null;
     const workflow = obj && (typeof obj.workflow === 'string' || typeof obj.workflow === 'number')
       ? String(obj.workflow) : '';
-    if (obj && obj.idempotency_key != null) {
-      // Publishing is at-least-once: an agent that retries sends the same key again, possibly with a new stream id.
-      const k = `${topic}\u0000${workflow}\u0000${obj.idempotency_key}`;
-      if (this.idem.has(k)) return 'duplicate';
-      this.idem.add(k);
-    }
     if (meta.source !== 'snapshot') {
       this.addLog({
         id: env.id || '', topic, type: env.type, workflow, time: meta.time, source: meta.source,
@@ -91,7 +75,6 @@ export class Store {
       this.timeline.lock(topic, obj, meta.time);
     } else if (env.type === 'health' && workflow) this.applyHealth(topic, workflow, obj, env.id, meta.time);
     else if (workflow) this.touch(topic, workflow, meta.time);
-    return 'applied';
   }
 
   applyProgress(topic, workflow, d, id, time, source) {
