@@ -16,7 +16,7 @@ import (
 // Scenario 10: an agent publishes through a path that loses the script's reply: Redis ran the script, the agent
 // saw an error and retried. Publishing is at least once, so the stream and every client hold the event twice, with
 // two ids; the agent's idempotency_key in data is what lets the console show it once. The console applies the rule
-// (web/static/store.js: one key per topic, workflow and idempotency_key), and its browser test shows it; here the
+// (clients/js/hubclient.js: one key per topic, workflow and idempotency_key), and its browser test shows it; here the
 // stream side is shown: both copies arrive, in order, carrying the same key. Then the same loss for a publish with
 // an idempotency key (issue 21): the Publisher retries it itself and the script answers the stored id, so it is
 // stored and delivered once.
