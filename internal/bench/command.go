@@ -45,6 +45,11 @@ type options struct {
 	dialConc    int
 	asJSON      bool
 	cold        bool
+	hubs        int  // fleet: hub processes
+	loaders     int  // fleet: load-generator processes
+	topics      int  // fleet
+	chaos       bool // fleet: faults during the run
+	sharded     bool // fleet: sharded pub/sub
 	scenarioRun func(ctx context.Context, b *benchRun) (*Result, error)
 }
 
@@ -65,6 +70,11 @@ Scenarios (--scenario):
   publish  publishers only, as fast as Redis takes them: events/s
   replay-hog  N clients (default 16) resume a topic of K events of --payload bytes (default 1000 × 60 KB) from
            early positions and never read; one more reads it all: the hub's RSS before and at its peak
+  fleet    --hubs hub processes on one Redis Cluster (3 masters + 3 replicas started here, or --redis-url), N streams
+           (default 100,000) over --topics topics from --loaders load-generator processes, R events/s for --duration
+           (default 1000/s, 60 s); --chaos: a cluster failover, a master kill, a slot migration and a rolling restart
+           of one hub during the run. Every client checks every event; RSS per stream per hub, CPU per delivery,
+           Redis commands and CPU per event
 
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
 redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).`
@@ -75,6 +85,9 @@ func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	o, err := parse(fs, args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.scenario == "fleet" || o.scenario == fleetLoader {
+		return fleetCommand(ctx, o, stdout, stderr, tty)
 	}
 	if err := raiseNoFile(o.conns); err != nil {
 		return err
@@ -114,7 +127,7 @@ func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
-	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish or replay-hog")
+	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog or fleet")
 	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
 	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
@@ -137,6 +150,11 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	fs.DurationVar(&o.drain, "drain", 15*time.Second, "how long to wait for deliveries after the last publish")
 	fs.IntVar(&o.dialConc, "dial-concurrency", 256, "connections being opened at once")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of a table")
+	fs.IntVar(&o.hubs, "hubs", 0, "fleet: hub processes (default 5, more when the streams do not fit under RLIMIT_NOFILE)")
+	fs.IntVar(&o.loaders, "loaders", 0, "fleet: load-generator processes (default one per 15,000 streams, at least 2)")
+	fs.IntVar(&o.topics, "topics", 1000, "fleet: topics, the streams spread evenly over them")
+	fs.BoolVar(&o.chaos, "chaos", false, "fleet: a cluster failover, a master kill, a slot migration and a hub restart during the run")
+	fs.BoolVar(&o.sharded, "sharded", true, "fleet: the hubs use sharded pub/sub (SSUBSCRIBE/SPUBLISH)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -151,13 +169,20 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	if o.scenario == "replay-hog" {
 		hogDefaults(o, set)
 	}
+	fleet := o.scenario == "fleet" || o.scenario == fleetLoader
+	if fleet {
+		fleetDefaults(o, set)
+	}
 	runs := map[string]func(context.Context, *benchRun) (*Result, error){
 		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly, "replay-hog": replayHog,
 	}
 	o.scenarioRun = runs[o.scenario]
 	var bad []string
-	if o.scenarioRun == nil {
-		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog")
+	if o.scenarioRun == nil && !fleet {
+		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, fleet")
+	}
+	if o.scenario == "fleet" {
+		bad = append(bad, fleetCheck(o)...)
 	}
 	if fs.NArg() > 0 {
 		bad = append(bad, fmt.Sprintf("unexpected argument %q (flags only; run \"hub bench -h\" for help)", fs.Arg(0)))

@@ -1,0 +1,335 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/syncverse/hub/pubsub"
+)
+
+// run is the whole scenario: start, open every stream, measure them idle, publish (with the faults under
+// --chaos), then check every client against the streams and read what it all cost.
+func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
+	o := r.o
+	if err := r.start(ctx); err != nil {
+		return nil, err
+	}
+	res := &FleetResult{Scenario: "fleet", Hubs: o.hubs, Loaders: o.loaders, Streams: o.conns, Topics: o.topics,
+		Rate: o.rate, DurationS: o.duration.Seconds(), Chaos: o.chaos, Sharded: o.sharded, PayloadSize: o.payload,
+		LoadBefore: loadAvg()}
+	empty := r.hubSamples()
+	began := time.Now()
+	if err := r.openStreams(ctx); err != nil {
+		return nil, err
+	}
+	res.ConnectAll = ms(time.Since(began))
+	idleRedis := &redisMeter{}
+	idleRedis.checkpoint(ctx, r.cluster)
+	idleFrom := time.Now()
+	if err := sleepCtx(ctx, 3*time.Second); err != nil { // let the connect burst settle before reading memory
+		return nil, err
+	}
+	idleRedis.checkpoint(ctx, r.cluster)
+	idleRedisCPU := (idleRedis.masterCPU + idleRedis.replicaCPU) / time.Since(idleFrom).Seconds() * 100
+	idle := r.idleHubs(ctx, res, empty)
+	cpu := &hubCPU{base: ticksOf(idle), done: make([]int64, len(r.hubs)), from: time.Now()}
+	loaders0 := r.loaderSamples()
+	rm := &redisMeter{}
+	rm.checkpoint(ctx, r.cluster)
+	pubStart := time.Now()
+	p := r.publishing()
+	var pubs sync.WaitGroup
+	pubs.Go(func() { p.run(ctx) })
+	var once sync.Once
+	stopPub := func() { once.Do(func() { close(p.stop); pubs.Wait() }) }
+	defer stopPub()
+	if o.chaos {
+		res.Faults = r.chaos(ctx, pubStart, rm, cpu)
+	}
+	if err := sleepCtx(ctx, max(time.Until(pubStart.Add(o.duration)), 5*time.Second)); err != nil {
+		return nil, err
+	}
+	stopPub()
+	pubEnd := time.Now()
+	truth, err := r.truth(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results, err := r.verdicts(truth)
+	if err != nil {
+		return nil, r.loaderTrouble(err)
+	}
+	rm.checkpoint(ctx, r.cluster)
+	end := r.hubSamples()
+	res.LoadAfter = loadAvg()
+	r.fill(res, results, truth, p, pubStart, pubEnd)
+	r.fillCost(res, cpu, end, loaders0, rm)
+	res.Redis.IdleCPUPercent = idleRedisCPU
+	return res, nil
+}
+
+// idleHubs reads every hub's memory with all the streams open and nothing published, against empty (before any
+// stream opened).
+func (r *fleetRun) idleHubs(ctx context.Context, res *FleetResult, empty []sample) []sample {
+	idle, streams := r.hubSamples(), r.streamsPerHub(ctx)
+	for i := range r.hubs {
+		res.PerHub = append(res.PerHub, FleetHub{Addr: r.hubs[i].Addr, Streams: streams[i], RSSEmptyMiB: mib(empty[i].rss),
+			RSSIdleMiB: mib(idle[i].rss), RSSPerStreamKiB: float64(idle[i].rss-empty[i].rss) / 1024 / float64(max(streams[i], 1))})
+	}
+	return idle
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// hubSamples reads /proc for every hub.
+func (r *fleetRun) hubSamples() []sample {
+	out := make([]sample, len(r.hubs))
+	for i, h := range r.hubs {
+		out[i], _ = readProc(h.Pid())
+	}
+	return out
+}
+
+func (r *fleetRun) loaderSamples() []sample {
+	out := make([]sample, len(r.loaders))
+	for i, l := range r.loaders {
+		out[i], _ = readProc(l.cmd.Process.Pid)
+	}
+	return out
+}
+
+func ticksOf(s []sample) []int64 {
+	out := make([]int64, len(s))
+	for i, v := range s {
+		out[i] = v.ticks
+	}
+	return out
+}
+
+// hubCPU adds up the hubs' CPU over the measured phase, across a restart: done holds what a hub process used
+// before it ended, base the reading the current process is measured from.
+type hubCPU struct {
+	base, done []int64
+	from       time.Time
+}
+
+// replaced records hub i's process ending (last, its final reading) and a new one starting from zero.
+func (c *hubCPU) replaced(i int, last sample) {
+	c.done[i] += last.ticks - c.base[i]
+	c.base[i] = 0
+}
+
+// fill totals the loaders' verdicts and the deliveries.
+func (r *fleetRun) fill(res *FleetResult, results []loaderResult, truth [][]string, p *fleetPublishing, pubStart, pubEnd time.Time) {
+	var lat histogram
+	var lastAt, openedAt int64
+	for _, lr := range results {
+		c := &res.Check
+		c.Lost += lr.Tally.Lost
+		c.Duplicated += lr.Tally.Duplicated
+		c.Reordered += lr.Tally.Reordered
+		c.Malformed += lr.Tally.Malformed
+		c.Resets += lr.Tally.Resets
+		c.Excused += lr.Tally.Excused
+		c.DeliveredNotStored += lr.Tally.Unknown
+		c.NeverOpened += lr.NeverOpened
+		c.Behind += lr.Behind
+		c.Reconnects += lr.Connects - (lr.Clients - lr.NeverOpened)
+		c.Refused += lr.Refused
+		c.Examples = append(c.Examples, lr.Bad...)
+		res.Deliveries += lr.Deliveries
+		res.Expected += lr.Tally.Expected
+		lastAt, openedAt = max(lastAt, lr.LastAt), max(openedAt, lr.OpenedAt)
+		for _, b := range lr.Buckets {
+			lat.buckets[b[0]].Add(b[1])
+			lat.count.Add(b[1])
+		}
+		lat.max.Store(max(lat.max.Load(), lr.MaxNs))
+		for h, n := range lr.PerHub {
+			if h < len(res.PerHub) {
+				res.PerHub[h].StreamsEnd += n
+			}
+		}
+	}
+	res.Latency = lat.summary()
+	stored := 0
+	for _, ids := range truth {
+		stored += len(ids)
+	}
+	res.Stored = stored
+	res.Published, res.PublishFailed = p.counts()
+	res.Check.AckedNotStored = p.ackedNotStored(truth)
+	res.PublishedPS = float64(res.Published) / pubEnd.Sub(pubStart).Seconds()
+	if lastAt > 0 {
+		res.DeliveriesPS = float64(res.Deliveries) / time.Unix(0, lastAt).Sub(pubStart).Seconds()
+	}
+	for _, f := range res.Faults {
+		if f.Error != "" {
+			res.Check.FaultsFailed++
+		}
+	}
+}
+
+// fillCost reads what the run cost the hubs, the load generators and Redis.
+func (r *fleetRun) fillCost(res *FleetResult, cpu *hubCPU, end, loaders0 []sample, rm *redisMeter) {
+	var total int64
+	for i := range r.hubs {
+		t := cpu.done[i] + end[i].ticks - cpu.base[i]
+		total += t
+		res.PerHub[i].CPUSeconds = float64(t) / 100
+		res.PerHub[i].RSSEndMiB = mib(end[i].rss)
+		res.PerHub[i].Restarted = cpu.done[i] != 0
+	}
+	wall := max(end[0].at.Sub(cpu.from).Seconds(), 1)
+	res.HubCPUPercent = float64(total) / 100 / wall * 100
+	if res.Deliveries > 0 {
+		res.HubCPUMicrosPerDelivery = float64(total) * 1e4 / float64(res.Deliveries)
+	}
+	var lt int64
+	for i, s := range r.loaderSamples() {
+		lt += s.ticks - loaders0[i].ticks
+	}
+	res.LoadGenCPUPercent = float64(lt) / 100 / wall * 100
+	res.Redis = rm.result(res.Published)
+}
+
+// publishing is the fleet's publishers: pubs goroutines, each owning every pubs-th topic and publishing to its
+// topics in turn at its share of the rate, in pipelined batches through the publish script.
+func (r *fleetRun) publishing() *fleetPublishing {
+	o := r.o
+	return &fleetPublishing{pub: r.pub, topics: r.topics, pubs: min(o.publishers, len(r.topics)), rate: o.rate,
+		payload: o.payload, batch: o.batch, meter: r.m, acked: make([][]string, len(r.topics)), stop: make(chan struct{})}
+}
+
+type fleetPublishing struct {
+	pub     *pubsub.Publisher
+	topics  []string
+	pubs    int
+	rate    float64
+	payload int
+	batch   int
+	meter   *meter
+	stop    chan struct{} // closed to end the publishing between two batches, so none is cut short
+
+	acked  [][]string // per topic, the ids the script answered; each topic's written by its one publisher
+	mu     sync.Mutex
+	ok     int
+	failed int
+	errs   []string
+}
+
+func (p *fleetPublishing) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for k := range p.pubs {
+		wg.Go(func() { p.one(ctx, k) })
+	}
+	wg.Wait()
+}
+
+func (p *fleetPublishing) one(ctx context.Context, k int) {
+	var own []int
+	for t := k; t < len(p.topics); t += p.pubs {
+		own = append(own, t)
+	}
+	seq := make([]int, len(own))
+	per := p.rate / float64(p.pubs)
+	start, sent, next := time.Now(), 0, 0
+	tick := time.NewTicker(pace)
+	defer tick.Stop()
+	msgs := make([]pubsub.Message, 0, p.batch)
+	which := make([]int, 0, p.batch)
+	for {
+		due := int(per*time.Since(start).Seconds()) + 1
+		if n := min(due-sent, p.batch); n > 0 {
+			msgs, which = msgs[:0], which[:0]
+			now := time.Now().UnixNano()
+			for range n {
+				j := next % len(own)
+				next++
+				msgs = append(msgs, pubsub.Message{Topic: p.topics[own[j]], Type: "progress", Data: payload(own[j], seq[j], now, p.payload)})
+				which = append(which, own[j])
+				seq[j]++
+			}
+			ids, errs := p.pub.PublishBatch(ctx, msgs)
+			p.tally(which, ids, errs)
+			sent += n
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.stop:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *fleetPublishing) tally(which []int, ids []string, errs []error) {
+	ok, failed := 0, 0
+	var first error
+	for k, err := range errs {
+		if err == nil {
+			p.acked[which[k]] = append(p.acked[which[k]], ids[k])
+			p.meter.published()
+			ok++
+		} else {
+			failed++
+			first = err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ok += ok
+	p.failed += failed
+	if first != nil && len(p.errs) < 5 {
+		p.errs = append(p.errs, first.Error())
+	}
+}
+
+func (p *fleetPublishing) counts() (ok, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ok, p.failed
+}
+
+// ackedNotStored counts ids the script answered that the stream does not hold at the end: events Redis lost
+// (asynchronous replication, a master killed before its replica had them).
+func (p *fleetPublishing) ackedNotStored(truth [][]string) int {
+	n := 0
+	for t, ids := range p.acked {
+		have := make(map[string]bool, len(truth[t]))
+		for _, id := range truth[t] {
+			have[id] = true
+		}
+		for _, id := range ids {
+			if !have[id] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// loadAvg is /proc/loadavg's first three figures.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s", f[0], f[1], f[2])
+}
