@@ -122,14 +122,18 @@ export class HubClient {
   /** GET /auth/session: who the credentials name. Never throws: an unreachable hub is status 0. */
   session() { return this.#sessionCall('GET'); }
 
-  /** POST /auth/session: trades a token for the hub's HttpOnly session cookie (browsers). */
-  signIn(token) { return this.#sessionCall('POST', new URLSearchParams({ token })); }
+  /** POST /auth/session: trades a token for the hub's HttpOnly session cookie (browsers); the token goes alone. */
+  signIn(token) {
+    const init = this.#init('POST');
+    delete init.headers.Authorization;
+    return sessionCall(this.#opts.fetch, `${this.#opts.base}/auth/session`, { ...init, body: new URLSearchParams({ token }) });
+  }
 
   /** DELETE /auth/session: clears the cookie. */
   signOut() { return this.#sessionCall('DELETE'); }
 
-  #sessionCall(method, body = undefined) {
-    return sessionCall(this.#opts.fetch, `${this.#opts.base}/auth/session`, { ...this.#init(method), body });
+  #sessionCall(method) {
+    return sessionCall(this.#opts.fetch, `${this.#opts.base}/auth/session`, this.#init(method));
   }
 
   #init(method) {
@@ -333,6 +337,7 @@ export class HubClient {
     if (!fresh) { this.#onEphemeral(ev.type, data, received); return; }
     this.#authStreak = 0;
     const where = parseEventId(ev.lastEventId, this.active());
+    if (where && this.denied.has(where.topic)) return; // set aside: gone from the stream once it reopens
     if (!where || !this.#pos.has(where.topic)) {
       this.#warn(`Event with an unexpected id ${JSON.stringify(ev.lastEventId)} shown without a topic`);
       this.#call('onEvent', { topic: '', id: '', type: ev.type, data, ephemeral: false, received });
