@@ -35,6 +35,7 @@ type config struct {
 	failover    bool
 	runs        int           // --failover: how many fresh rigs and failovers
 	replDelay   time.Duration // --failover: the replication link's delay
+	zoneLoss    bool          // --failover: a second replica next to the master fails with it
 	minReplicas int           // lease.Options.MinReplicas for every lease of the run
 	redisURL    string
 	prefix      string
@@ -116,6 +117,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (
 	fs.BoolVar(&cfg.failover, "failover", false, "kill a Sentinel rig's master right after each grant (needs redis-server; starts its own rigs) and count second holders")
 	fs.IntVar(&cfg.runs, "runs", 10, "--failover: how many failovers, each on a fresh rig")
 	fs.DurationVar(&cfg.replDelay, "repl-delay", 50*time.Millisecond, "--failover: how long the replication link holds every byte")
+	fs.BoolVar(&cfg.zoneLoss, "zone-loss", false, "--failover: a second replica, next to the master (no delay), fails with it")
 	fs.IntVar(&cfg.minReplicas, "min-replicas", 0, "replicas that must acknowledge (WAIT) each acquisition, renewal and fenced write; 0: none")
 	fs.StringVar(&cfg.redisURL, "redis-url", cfg.redisURL, "Redis URL (default: the hub's redis.url; empty: embedded)")
 	fs.StringVar(&cfg.prefix, "prefix", "", "key prefix (default: a fresh one per run)")

@@ -36,6 +36,9 @@ type failoverReport struct {
 }
 
 // failoverRun is one run's outcome.
+//
+// With --zone-loss a second replica follows the master directly and dies with it, as a replica in the master's
+// zone would: WAIT 1 is then answered by a replica that cannot be promoted, and only WAIT 2 covers the far one.
 type failoverRun struct {
 	granted, unreplicated, second, duplicate, fenceReused bool
 	failover                                              time.Duration
@@ -50,6 +53,9 @@ func runFailover(ctx context.Context, cfg config, stdout io.Writer) error {
 		Scenario: "failover", TTL: cfg.ttl.String(), MinReplicas: cfg.minReplicas, ReplDelay: cfg.replDelay.String(),
 		Runs: cfg.runs, Violations: []string{},
 		Topology: "sentinel (1), master, replica behind a delaying link cut with the master",
+	}
+	if cfg.zoneLoss {
+		rep.Topology = "sentinel (1), master and a near replica that fail together, replica behind a delaying link"
 	}
 	for i := range cfg.runs {
 		r, err := failoverOnce(ctx, cfg, i)
@@ -91,6 +97,7 @@ type failoverRig struct {
 	owner    redistest.Owner
 	sentinel *redistest.Sentinel
 	link     *redistest.Link
+	near     *redistest.Server // with --zone-loss: a second replica, next to the master, that fails with it
 }
 
 func startFailoverRig(cfg config) (*failoverRig, error) {
@@ -104,11 +111,24 @@ func startFailoverRig(cfg config) (*failoverRig, error) {
 			},
 		})
 	})
+	if err == nil && cfg.zoneLoss {
+		err = r.owner.Do(func() { r.near = r.startReplica(r.sentinel.Master.Addr) })
+	}
 	if err != nil {
 		r.owner.Close()
 		return nil, fmt.Errorf("start the sentinel rig: %w", err)
 	}
 	return r, nil
+}
+
+// startReplica starts a replica of master and waits until it is in sync; call it inside owner.Do.
+func (r *failoverRig) startReplica(master string) *redistest.Server {
+	host, port, _ := net.SplitHostPort(master)
+	n := redistest.StartReal(&r.owner, redistest.Options{Args: []string{"--replicaof", host, port}})
+	if err := redistest.WaitInSync(n.Addr, "", 15*time.Second); err != nil {
+		r.owner.Fatalf("%v", err)
+	}
+	return n
 }
 
 func (r *failoverRig) client() *redis.Client {
@@ -118,12 +138,15 @@ func (r *failoverRig) client() *redis.Client {
 	})
 }
 
-// fail cuts the replication link and kills the master at once, waits for the promotion and starts a replica of the
-// new master. It returns the time from the kill to the promotion.
-func (r *failoverRig) fail(ctx context.Context) (time.Duration, error) {
+// fail cuts the replication link and kills the master (and the near replica) at once, waits for the promotion and
+// starts replicas of the new master, as many as WAIT asks for. It returns the time from the kill to the promotion.
+func (r *failoverRig) fail(ctx context.Context, replicas int) (time.Duration, error) {
 	s := r.sentinel
 	r.link.Cut()
 	s.Master.Kill()
+	if r.near != nil {
+		r.near.Kill()
+	}
 	killed := time.Now()
 	for s.CurrentMaster() != s.Replica.Addr {
 		if time.Since(killed) > 30*time.Second || ctx.Err() != nil {
@@ -133,10 +156,8 @@ func (r *failoverRig) fail(ctx context.Context) (time.Duration, error) {
 	}
 	took := time.Since(killed)
 	err := r.owner.Do(func() {
-		host, port, _ := net.SplitHostPort(s.Replica.Addr)
-		n := redistest.StartReal(&r.owner, redistest.Options{Args: []string{"--replicaof", host, port}})
-		if err := redistest.WaitInSync(n.Addr, "", 15*time.Second); err != nil {
-			r.owner.Fatalf("%v", err)
+		for range max(1, replicas) {
+			r.startReplica(s.Replica.Addr)
 		}
 	})
 	return took, err
@@ -171,7 +192,7 @@ func failoverOnce(ctx context.Context, cfg config, i int) (failoverRun, error) {
 	granted := time.Now()
 	out.granted = true
 	defer la.Release(context.WithoutCancel(ctx))
-	if out.failover, err = rig.fail(ctx); err != nil {
+	if out.failover, err = rig.fail(ctx, cfg.minReplicas); err != nil {
 		return out, err
 	}
 	bctx, cancel := context.WithDeadline(ctx, granted.Add(cfg.ttl))

@@ -6,18 +6,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"strconv"
 	"testing"
 )
 
 // runFailoverJSON runs dispatch-test --failover on rigs of its own and decodes the report.
-func runFailoverJSON(t *testing.T, minReplicas int) (failoverReport, error) {
+func runFailoverJSON(t *testing.T, minReplicas int, more ...string) (failoverReport, error) {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Skip("redis-server not installed")
 	}
-	args := []string{"--failover", "--runs", "2", "--ttl", "6s", "--min-replicas", strconv.Itoa(minReplicas), "--json"}
+	args := append([]string{"--failover", "--runs", "2", "--ttl", "6s", "--min-replicas", strconv.Itoa(minReplicas), "--json"}, more...)
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), testFlags(&errOut), args, &out, &errOut, "", testLauncher(t), false)
 	var r failoverReport
@@ -48,5 +49,14 @@ func TestFailoverWithMinReplicasHasNoDuplicates(t *testing.T) {
 	}
 	if r.FirstGranted != 2 || r.Duplicates != 0 || r.FenceReused != 0 || r.SecondGranted != 0 {
 		t.Fatalf("report = %+v, want 2 first grants, no second holder within the ttl, no fence handed out again", r)
+	}
+}
+
+// WAIT counts acknowledgements, not which replica will be promoted: when the replica that acknowledged dies with the
+// master (--zone-loss), the far replica that is promoted never saw the grant, and min_replicas 1 fails its promise.
+func TestFailoverZoneLossDefeatsOneReplica(t *testing.T) {
+	r, err := runFailoverJSON(t, 1, "--zone-loss")
+	if !errors.Is(err, ErrInvariant) || r.Duplicates == 0 {
+		t.Fatalf("dispatch-test --failover --zone-loss --min-replicas 1 = %v, report %+v; want duplicates and ErrInvariant", err, r)
 	}
 }
