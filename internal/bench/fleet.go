@@ -41,6 +41,9 @@ func fleetDefaults(o *options, set map[string]bool) {
 	if !set["drain"] {
 		o.drain = 60 * time.Second
 	}
+	if !set["hold"] {
+		o.hold = 10 * time.Second // how long the open streams settle before their memory is read
+	}
 	if o.loaders <= 0 {
 		o.loaders = max(2, (o.conns+fleetStreamsPerLoader-1)/fleetStreamsPerLoader)
 	}

@@ -23,15 +23,16 @@ type FleetResult struct {
 	LoadBefore  string  `json:"load_average_before"`
 	LoadAfter   string  `json:"load_average_after"`
 
-	ConnectAll    Millis  `json:"connect_all_ms"`
-	Published     int     `json:"published"`
-	PublishFailed int     `json:"publish_failed"`
-	PublishedPS   float64 `json:"published_per_s"`
-	Stored        int     `json:"stored"`   // events in the streams at the end
-	Expected      int     `json:"expected"` // deliveries the clients should have had
-	Deliveries    int64   `json:"deliveries"`
-	DeliveriesPS  float64 `json:"deliveries_per_s"`
-	Latency       Latency `json:"latency"`
+	ConnectAll    Millis   `json:"connect_all_ms"`
+	Published     int      `json:"published"`
+	PublishFailed int      `json:"publish_failed"`
+	PublishedPS   float64  `json:"published_per_s"`
+	PublishErrors []string `json:"publish_errors,omitempty"` // the first few
+	Stored        int      `json:"stored"`                   // events in the streams at the end
+	Expected      int      `json:"expected"`                 // deliveries the clients should have had
+	Deliveries    int64    `json:"deliveries"`
+	DeliveriesPS  float64  `json:"deliveries_per_s"`
+	Latency       Latency  `json:"latency"`
 
 	HubCPUPercent           float64    `json:"hub_cpu_percent_of_one_core"` // all hubs together
 	HubCPUMicrosPerDelivery float64    `json:"hub_cpu_us_per_delivery"`
@@ -50,9 +51,12 @@ type FleetHub struct {
 	RSSEmptyMiB     float64 `json:"rss_empty_mib"`
 	RSSIdleMiB      float64 `json:"rss_idle_mib"`
 	RSSPerStreamKiB float64 `json:"rss_per_idle_stream_kib"`
-	RSSEndMiB       float64 `json:"rss_end_mib"`
-	CPUSeconds      float64 `json:"cpu_s"`
-	Restarted       bool    `json:"restarted,omitempty"`
+	// HeapPerStreamKiB and StackPerStreamKiB are the Go heap and stacks in use per idle stream (its /metrics).
+	HeapPerStreamKiB  float64 `json:"heap_per_idle_stream_kib"`
+	StackPerStreamKiB float64 `json:"stack_per_idle_stream_kib"`
+	RSSEndMiB         float64 `json:"rss_end_mib"`
+	CPUSeconds        float64 `json:"cpu_s"`
+	Restarted         bool    `json:"restarted,omitempty"`
 }
 
 // FleetCheck is the verdict on every client of the fleet. Resets are allowed where Redis really lost history: then
@@ -106,12 +110,15 @@ func (r *FleetResult) print(w io.Writer, asJSON bool) error {
 		if h.Restarted {
 			again = ", restarted"
 		}
-		row(fmt.Sprintf("hub %d", i), "%s: %d streams idle, %.2f KiB RSS per idle stream (%.1f → %.1f MiB), %.1f MiB at the end, %d streams at the end, CPU %.1f s%s",
-			h.Addr, h.Streams, h.RSSPerStreamKiB, h.RSSEmptyMiB, h.RSSIdleMiB, h.RSSEndMiB, h.StreamsEnd, h.CPUSeconds, again)
+		row(fmt.Sprintf("hub %d", i), "%s: %d streams idle, %.2f KiB RSS per idle stream (%.1f → %.1f MiB; Go heap %.2f + stacks %.2f KiB), %.1f MiB at the end, %d streams at the end, CPU %.1f s%s",
+			h.Addr, h.Streams, h.RSSPerStreamKiB, h.RSSEmptyMiB, h.RSSIdleMiB, h.HeapPerStreamKiB, h.StackPerStreamKiB, h.RSSEndMiB, h.StreamsEnd, h.CPUSeconds, again)
 	}
 	rc := r.Redis
 	row("Redis", "%.2f commands per event on the masters (%s); CPU %.1f µs per event on masters, %.1f on replicas (idle: %.1f %% of a core, all nodes)",
 		rc.CommandsPerEvent, strings.Join(rc.top(6), ", "), rc.MasterCPUMicrosPerEvent, rc.ReplicaCPUMicrosPerEvent, rc.IdleCPUPercent)
+	for _, e := range r.PublishErrors {
+		row("publish error", "%s", e)
+	}
 	for _, f := range r.Faults {
 		status := f.Detail
 		if f.Error != "" {

@@ -21,7 +21,7 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 	res := &FleetResult{Scenario: "fleet", Hubs: o.hubs, Loaders: o.loaders, Streams: o.conns, Topics: o.topics,
 		Rate: o.rate, DurationS: o.duration.Seconds(), Chaos: o.chaos, Sharded: o.sharded, PayloadSize: o.payload,
 		LoadBefore: loadAvg()}
-	empty := r.hubSamples()
+	empty, emptyGo := r.hubSamples(), r.goMemory(ctx)
 	began := time.Now()
 	if err := r.openStreams(ctx); err != nil {
 		return nil, err
@@ -30,12 +30,12 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 	idleRedis := &redisMeter{}
 	idleRedis.checkpoint(ctx, r.cluster)
 	idleFrom := time.Now()
-	if err := sleepCtx(ctx, 3*time.Second); err != nil { // let the connect burst settle before reading memory
+	if err := sleepCtx(ctx, o.hold); err != nil { // let the connect burst settle before reading memory
 		return nil, err
 	}
 	idleRedis.checkpoint(ctx, r.cluster)
 	idleRedisCPU := (idleRedis.masterCPU + idleRedis.replicaCPU) / time.Since(idleFrom).Seconds() * 100
-	idle := r.idleHubs(ctx, res, empty)
+	idle := r.idleHubs(ctx, res, empty, emptyGo)
 	cpu := &hubCPU{base: ticksOf(idle), done: make([]int64, len(r.hubs)), from: time.Now()}
 	loaders0 := r.loaderSamples()
 	rm := &redisMeter{}
@@ -74,13 +74,26 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 
 // idleHubs reads every hub's memory with all the streams open and nothing published, against empty (before any
 // stream opened).
-func (r *fleetRun) idleHubs(ctx context.Context, res *FleetResult, empty []sample) []sample {
-	idle, streams := r.hubSamples(), r.streamsPerHub(ctx)
+func (r *fleetRun) idleHubs(ctx context.Context, res *FleetResult, empty []sample, emptyGo [][2]float64) []sample {
+	idle, idleGo, streams := r.hubSamples(), r.goMemory(ctx), r.streamsPerHub(ctx)
 	for i := range r.hubs {
+		per := func(d float64) float64 { return d / 1024 / float64(max(streams[i], 1)) }
 		res.PerHub = append(res.PerHub, FleetHub{Addr: r.hubs[i].Addr, Streams: streams[i], RSSEmptyMiB: mib(empty[i].rss),
-			RSSIdleMiB: mib(idle[i].rss), RSSPerStreamKiB: float64(idle[i].rss-empty[i].rss) / 1024 / float64(max(streams[i], 1))})
+			RSSIdleMiB: mib(idle[i].rss), RSSPerStreamKiB: per(float64(idle[i].rss - empty[i].rss)),
+			HeapPerStreamKiB: per(idleGo[i][0] - emptyGo[i][0]), StackPerStreamKiB: per(idleGo[i][1] - emptyGo[i][1])})
 	}
 	return idle
+}
+
+// goMemory reads each hub's Go heap and stacks in use from its /metrics.
+func (r *fleetRun) goMemory(ctx context.Context) [][2]float64 {
+	out := make([][2]float64, len(r.hubs))
+	for i, h := range r.hubs {
+		if m, err := h.Metrics(ctx); err == nil {
+			out[i] = [2]float64{m["go_memstats_heap_inuse_bytes"], m["go_memstats_stack_inuse_bytes"]}
+		}
+	}
+	return out
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -169,6 +182,7 @@ func (r *fleetRun) fill(res *FleetResult, results []loaderResult, truth [][]stri
 	}
 	res.Stored = stored
 	res.Published, res.PublishFailed = p.counts()
+	res.PublishErrors = p.errs
 	res.Check.AckedNotStored = p.ackedNotStored(truth)
 	res.PublishedPS = float64(res.Published) / pubEnd.Sub(pubStart).Seconds()
 	if lastAt > 0 {
