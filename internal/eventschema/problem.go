@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -98,12 +99,20 @@ func formatHint(format string) string {
 	return ""
 }
 
-// fieldName is an instance location as a dotted path; the whole value is "data".
+// fieldName is an instance location as a dotted path; the whole value is "data". A name with a control character
+// is quoted, and so is an empty one, so a problem names its field on one line wherever it is printed.
 func fieldName(loc []string) string {
 	if len(loc) == 0 {
 		return "data"
 	}
-	return strings.Join(loc, ".")
+	parts := make([]string, len(loc))
+	for i, p := range loc {
+		parts[i] = p
+		if p == "" || strings.ContainsFunc(p, unicode.IsControl) {
+			parts[i] = strconv.Quote(p)
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // valueAt is the value at loc in a decoded instance (objects and arrays), or nil.
