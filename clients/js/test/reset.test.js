@@ -6,9 +6,12 @@ import { test } from 'node:test';
 import { cmpId } from '../hubclient.js';
 import { hasSubsequence, startHub, startRedis, stateNames, waitFor, watch } from '../harness/hub.js';
 
+// Bounded, so a hang fails; generous, since the first test of a file builds the hub (cold: a minute or more).
+const live = { timeout: 300000 };
+
 const step = (i) => ({ workflow: 'wf-x', title: 'Reindex search', step: `shard ${i}`, progress: i / 20, status: 'running' });
 
-test('a reset after the history was trimmed while away: a ready snapshot, then only what follows it', async (t) => {
+test('a reset after the history was trimmed while away: a ready snapshot, then only what follows it', live, async (t) => {
   const redis = await startRedis(t);
   const hub = await startHub(t, redis);
   for (let i = 0; i < 3; i++) await hub.publish('js.reset', step(i));

@@ -5,9 +5,12 @@ import { test } from 'node:test';
 
 import { hasSubsequence, startHub, startRedis, stateNames, waitFor, watch } from '../harness/hub.js';
 
+// Bounded, so a hang fails; generous, since the first test of a file builds the hub (cold: a minute or more).
+const live = { timeout: 300000 };
+
 const step = (workflow, i) => ({ workflow, step: `step ${i}`, progress: i / 100, status: 'running' });
 
-test('two topics on one stream: each event once, under its own topic, and a cursor per topic', async (t) => {
+test('two topics on one stream: each event once, under its own topic, and a cursor per topic', live, async (t) => {
   const hub = await startHub(t, await startRedis(t));
   const before = await hub.publish('js.a', step('wf-a', 0));
   const w = watch(t, hub, ['js.a', 'js.b']);
@@ -27,7 +30,7 @@ test('two topics on one stream: each event once, under its own topic, and a curs
   for (const ev of w.seen.events) assert.equal(ev.data.workflow, `wf-${ev.topic}`, `event ${ev.id} under ${ev.topic}`);
 });
 
-test('a hub restart mid-stream: no event lost, none twice, and the state says so', async (t) => {
+test('a hub restart mid-stream: no event lost, none twice, and the state says so', live, async (t) => {
   const redis = await startRedis(t);
   const hub = await startHub(t, redis);
   const w = watch(t, hub, ['js.restart']);
@@ -48,7 +51,7 @@ test('a hub restart mid-stream: no event lost, none twice, and the state says so
   assert.ok(w.client.stats.reconnects >= 1, `reconnects ${w.client.stats.reconnects}`);
 });
 
-test('dedupe by idempotency_key: an agent that retries under a new id is delivered once', async (t) => {
+test('dedupe by idempotency_key: an agent that retries under a new id is delivered once', live, async (t) => {
   const hub = await startHub(t, await startRedis(t));
   const w = watch(t, hub, ['js.idem']);
   await w.client.start();
@@ -63,7 +66,7 @@ test('dedupe by idempotency_key: an agent that retries under a new id is deliver
   assert.equal(w.client.stats.duplicateKeys, 1);
 });
 
-test('positions in a storage outlive the client: a new one resumes there without a snapshot', async (t) => {
+test('positions in a storage outlive the client: a new one resumes there without a snapshot', live, async (t) => {
   const hub = await startHub(t, await startRedis(t));
   const store = new Map();
   const storage = { getItem: (k) => store.get(k) ?? null, setItem: (k, v) => store.set(k, v) };
