@@ -31,8 +31,8 @@ type Deps struct {
 	// Security.AuthorizeStream.
 	Events   http.Handler
 	Security *Security
-	// Checker holds POST /publish's data to docs/schemas (events.validation); its Receiving wraps what the
-	// subscriber feeds, which main wires.
+	// Checker (required) holds POST /publish's data to docs/schemas (events.validation); main also wraps the hub
+	// the subscriber feeds with its Receiving, which the edge does not see.
 	Checker *eventschema.Checker
 }
 
