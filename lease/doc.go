@@ -32,6 +32,11 @@
 // cancelled with ErrLost or ErrExpired, Lost is closed, and a "lost" or "expired" lock event goes out. The expiry is
 // counted from the moment each successful renewal was sent, so this process gives up no later than Redis forgets.
 //
+// That promise is Redis's: a failover to a replica that never received a grant frees the key for a second holder,
+// with the same fence. Options.MinReplicas makes each acquisition, renewal and fenced write wait (WAIT, from Go,
+// after the script, on the same connection) for that many replicas, and undoes a grant they did not acknowledge
+// (ErrUnreplicated). It narrows the window to the replicas that acknowledged failing with the master.
+//
 // A lock alone cannot promise that a write made under it is the latest holder's: a process paused between its last
 // check and its write (GC, SIGSTOP, a slow disk) writes after its lease has expired and another holder has written.
 // Hence the fence: the token grows with every acquisition, and a Guard at the resource refuses a lower token than it
