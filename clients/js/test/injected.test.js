@@ -112,3 +112,38 @@ test('a stream lost while connecting is left to the EventSource, which retries a
   assert.equal(c.stats.reconnects, 1);
   c.close();
 });
+
+test('a reset of one topic of two holds that topic\'s events until its snapshot is in, and only that topic\'s', async () => {
+  let release = null;
+  const later = new Promise((r) => { release = r; });
+  const order = [];
+  const { c, seen, es } = client({
+    topics: ['a', 'b'], snapshots: true,
+    fetch: async (url) => {
+      const topic = decodeURIComponent(new URL(url).pathname.split('/')[2]);
+      const n = order.push(topic);
+      if (topic === 'b' && n > 2) await later; // the reload after the reset takes its time
+      const cursor = { a: '1-0', b: n > 2 ? '4-0' : '2-0' }[topic];
+      return new Response(JSON.stringify({ topic, cursor, workflows: {}, locks: {} }));
+    },
+    onReset: (r) => seen.events.push({ reset: r.topic, cursor: r.cursor, reason: r.reason }),
+  });
+  await c.start();
+  assert.equal(es().url.searchParams.get('last_event_id'), 'a=1-0;b=2-0', 'opened from the snapshots\' cursors');
+  es().open();
+  es().frame('progress', { n: 1 }, 'a=3-0;b=2-0');
+  es().frame('reset', { topic: 'b', reason: 'history-truncated', oldest: '3-5' });
+  assert.equal(c.state, 'reset');
+  es().frame('progress', { n: 2 }, 'b=4-0;a=3-0');
+  es().frame('progress', { n: 3 }, 'a=5-0;b=4-0');
+  es().frame('progress', { n: 4 }, 'b=6-0;a=5-0');
+  assert.deepEqual(seen.events.map((e) => e.id), ['3-0', '5-0'], 'a streams on; b waits');
+  release();
+  await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(seen.events.slice(2), [{ reset: 'b', cursor: '4-0', reason: 'history-truncated' },
+    { topic: 'b', id: '6-0', type: 'progress', data: { n: 4 }, received: seen.events[3].received, ephemeral: false }]);
+  assert.equal(c.stats.covered, 1, 'b 4-0 is inside the snapshot');
+  assert.equal(c.state, 'live');
+  assert.equal(c.cursor(), 'a=5-0;b=6-0');
+  c.close();
+});
