@@ -52,9 +52,8 @@ type streamLoad struct {
 
 const defaultRetry = 3 * time.Second // EventSource's, until the hub's hint arrives
 
-// run connects and reconnects until ctx ends.
-func (c *streamClient) run(ctx context.Context, l *streamLoad, anchor hub.ID) {
-	c.last = anchor
+// run connects and reconnects until ctx ends, resuming from c.last (at first, the anchor it was made with).
+func (c *streamClient) run(ctx context.Context, l *streamLoad) {
 	retry, cur, failedInRow := defaultRetry, 0, 0
 	for ctx.Err() == nil {
 		opened, _ := c.stream(ctx, l, cur, &retry)

@@ -177,9 +177,9 @@ func startStreams(ctx context.Context, spec *loaderSpec) *loaderStreams {
 		for k := range nh - 1 {
 			order = append(order, spec.Hubs[(h+1+(i/nh/nt+k)%(nh-1))%nh])
 		}
-		c := &streamClient{hubs: order, topic: t, path: "/events?topic=" + url.QueryEscape(spec.Topics[t])}
+		c := &streamClient{hubs: order, topic: t, path: "/events?topic=" + url.QueryEscape(spec.Topics[t]), last: ls.anchors[t]}
 		ls.clients = append(ls.clients, c)
-		ls.wg.Go(func() { c.run(ctx, ls.load, ls.anchors[t]) })
+		ls.wg.Go(func() { c.run(ctx, ls.load) })
 	}
 	return ls
 }

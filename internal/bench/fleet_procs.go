@@ -69,7 +69,10 @@ func (p *loaderProc) read(r io.Reader) {
 		case "result":
 			var res loaderResult
 			if json.Unmarshal(data, &res) == nil {
-				p.result <- res
+				select {
+				case p.result <- res:
+				default: // a loader sends one; a second would be a bug of its own, not a reason to block
+				}
 			}
 		}
 	}
