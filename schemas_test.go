@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/lease"
 )
 
 // eventSchemas are docs/schemas' JSON Schemas of event data, by event type.
@@ -110,6 +116,60 @@ func TestEventSchemasAndTheirExamples(t *testing.T) {
 			t.Errorf("the embedded %s schema accepts %s, want it refused", c.typ, c.data)
 		}
 	}
+}
+
+// What the lease library announces (every state, with and without a workflow) is what lock.json says a lock
+// event is, so a strict hub never refuses a lease's events and the hub never counts them invalid.
+func TestEventSchemaLockMatchesTheLease(t *testing.T) {
+	set, err := compileEventSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.EventType != "lock" {
+		t.Fatalf("lease.EventType = %q, want lock (docs/schemas/lock.json)", lease.EventType)
+	}
+	states := leaseStates(t)
+	if len(states) < 5 {
+		t.Fatalf("lease declares the states %v, fewer than the five it has: the reader is broken", states)
+	}
+	for _, state := range states {
+		for _, wf := range []string{"", "wf-1"} {
+			data, _ := json.Marshal(lease.Event{Key: "db", Holder: "agent-a", Fence: 3, State: state, TTLms: 5000, Workflow: wf})
+			if err := set.Validate(lease.EventType, data); err != nil {
+				t.Errorf("the lease's lock event %s: %v", data, err)
+			}
+		}
+	}
+}
+
+// leaseStates are the string constants named State* that package lease declares: every state it may announce.
+func leaseStates(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("lease/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			v, ok := n.(*ast.ValueSpec)
+			for i := 0; ok && i < len(v.Names) && i < len(v.Values); i++ {
+				if lit, isLit := v.Values[i].(*ast.BasicLit); isLit && lit.Kind == token.STRING && strings.HasPrefix(v.Names[i].Name, "State") {
+					state, _ := strconv.Unquote(lit.Value)
+					out = append(out, state)
+				}
+			}
+			return !ok
+		})
+	}
+	return out
 }
 
 // Every documented progress and lock example goes through a strict hub (POST /publish, events.validation: strict)
