@@ -115,7 +115,7 @@ type fault struct {
 }
 
 // run starts a client on each hub and the keyed publishers, applies the faults one after the other under load (each
-// once 200 more publishes were answered, and each followed by every hub ready again), publishes a while longer,
+// once 200 more publishes were answered, 3000 under HUB_CHAOS_SOAK, and each followed by every hub ready again), publishes a while longer,
 // then checks what was stored and delivered, and records the row. It returns the hubs' scraped metrics.
 func (r *failoverRig) run(topics []string, faults ...fault) []map[string]float64 {
 	t := r.t
@@ -140,14 +140,15 @@ func (r *failoverRig) run(topics []string, faults ...fault) []map[string]float64
 	ready := watchReadiness(r.hubs)
 	var wg sync.WaitGroup
 	wg.Go(func() { load.run(ctx, 6, 25*time.Millisecond) })
+	between := scale(200, 3000) // publishes before each fault and after the last
 	for _, f := range faults {
-		load.waitAcked(t, load.acked()+200)
+		load.waitAcked(t, load.acked()+between)
 		t.Logf("%s after %d publishes", f.name, load.acked())
 		f.do()
 		r.waitAllReady(f.name)
 		t.Logf("%s done after %d publishes", f.name, load.acked())
 	}
-	load.waitAcked(t, load.acked()+200)
+	load.waitAcked(t, load.acked()+between)
 	close(load.stop)
 	wg.Wait()
 	notReady := ready.stop()
