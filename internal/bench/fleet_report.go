@@ -54,6 +54,7 @@ type FleetHub struct {
 	// HeapPerStreamKiB and StackPerStreamKiB are the Go heap and stacks in use per idle stream (its /metrics).
 	HeapPerStreamKiB  float64 `json:"heap_per_idle_stream_kib"`
 	StackPerStreamKiB float64 `json:"stack_per_idle_stream_kib"`
+	GoroutinesIdle    int     `json:"goroutines_idle"`
 	RSSEndMiB         float64 `json:"rss_end_mib"`
 	CPUSeconds        float64 `json:"cpu_s"`
 	Restarted         bool    `json:"restarted,omitempty"`
@@ -110,8 +111,8 @@ func (r *FleetResult) print(w io.Writer, asJSON bool) error {
 		if h.Restarted {
 			again = ", restarted"
 		}
-		row(fmt.Sprintf("hub %d", i), "%s: %d streams idle, %.2f KiB RSS per idle stream (%.1f → %.1f MiB; Go heap %.2f + stacks %.2f KiB), %.1f MiB at the end, %d streams at the end, CPU %.1f s%s",
-			h.Addr, h.Streams, h.RSSPerStreamKiB, h.RSSEmptyMiB, h.RSSIdleMiB, h.HeapPerStreamKiB, h.StackPerStreamKiB, h.RSSEndMiB, h.StreamsEnd, h.CPUSeconds, again)
+		row(fmt.Sprintf("hub %d", i), "%s: %d streams idle, %.2f KiB RSS per idle stream (%.1f → %.1f MiB; Go heap %.2f + stacks %.2f KiB, %d goroutines), %.1f MiB at the end, %d streams at the end, CPU %.1f s%s",
+			h.Addr, h.Streams, h.RSSPerStreamKiB, h.RSSEmptyMiB, h.RSSIdleMiB, h.HeapPerStreamKiB, h.StackPerStreamKiB, h.GoroutinesIdle, h.RSSEndMiB, h.StreamsEnd, h.CPUSeconds, again)
 	}
 	rc := r.Redis
 	row("Redis", "%.2f commands per event on the masters (%s); CPU %.1f µs per event on masters, %.1f on replicas (idle: %.1f %% of a core, all nodes)",

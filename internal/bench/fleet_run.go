@@ -74,23 +74,24 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 
 // idleHubs reads every hub's memory with all the streams open and nothing published, against empty (before any
 // stream opened).
-func (r *fleetRun) idleHubs(ctx context.Context, res *FleetResult, empty []sample, emptyGo [][2]float64) []sample {
+func (r *fleetRun) idleHubs(ctx context.Context, res *FleetResult, empty []sample, emptyGo [][3]float64) []sample {
 	idle, idleGo, streams := r.hubSamples(), r.goMemory(ctx), r.streamsPerHub(ctx)
 	for i := range r.hubs {
 		per := func(d float64) float64 { return d / 1024 / float64(max(streams[i], 1)) }
 		res.PerHub = append(res.PerHub, FleetHub{Addr: r.hubs[i].Addr, Streams: streams[i], RSSEmptyMiB: mib(empty[i].rss),
 			RSSIdleMiB: mib(idle[i].rss), RSSPerStreamKiB: per(float64(idle[i].rss - empty[i].rss)),
-			HeapPerStreamKiB: per(idleGo[i][0] - emptyGo[i][0]), StackPerStreamKiB: per(idleGo[i][1] - emptyGo[i][1])})
+			HeapPerStreamKiB: per(idleGo[i][0] - emptyGo[i][0]), StackPerStreamKiB: per(idleGo[i][1] - emptyGo[i][1]),
+			GoroutinesIdle: int(idleGo[i][2])})
 	}
 	return idle
 }
 
-// goMemory reads each hub's Go heap and stacks in use from its /metrics.
-func (r *fleetRun) goMemory(ctx context.Context) [][2]float64 {
-	out := make([][2]float64, len(r.hubs))
+// goMemory reads each hub's Go heap and stacks in use and its goroutines from its /metrics.
+func (r *fleetRun) goMemory(ctx context.Context) [][3]float64 {
+	out := make([][3]float64, len(r.hubs))
 	for i, h := range r.hubs {
 		if m, err := h.Metrics(ctx); err == nil {
-			out[i] = [2]float64{m["go_memstats_heap_inuse_bytes"], m["go_memstats_stack_inuse_bytes"]}
+			out[i] = [3]float64{m["go_memstats_heap_inuse_bytes"], m["go_memstats_stack_inuse_bytes"], m["go_goroutines"]}
 		}
 	}
 	return out
