@@ -47,9 +47,10 @@ type options struct {
 	cold        bool
 	hubs        int  // fleet: hub processes
 	loaders     int  // fleet: load-generator processes
-	topics      int  // fleet
+	topics      int  // fleet, topics
 	chaos       bool // fleet: faults during the run
 	sharded     bool // fleet: sharded pub/sub
+	tp          topicsOptions
 	scenarioRun func(ctx context.Context, b *benchRun) (*Result, error)
 }
 
@@ -70,6 +71,8 @@ Scenarios (--scenario):
   publish  publishers only, as fast as Redis takes them: events/s
   replay-hog  N clients (default 16) resume a topic of K events of --payload bytes (default 1000 × 60 KB) from
            early positions and never read; one more reads it all: the hub's RSS before and at its peak
+  topics   N clients over T topics (default 10,000 over 5,000), events spread over all of them at R/s while --churn
+           topics a second gain and lose a client; Redis commands idle and under load (INFO commandstats)
   fleet    --hubs hub processes on one Redis Cluster (3 masters + 3 replicas started here, or --redis-url), N streams
            (default 100,000) over --topics topics from --loaders load-generator processes, R events/s for --duration
            (default 1000/s, 60 s); --chaos: a cluster failover, a master kill, a slot migration and a rolling restart
@@ -127,7 +130,7 @@ func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
-	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog or fleet")
+	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog, topics or fleet")
 	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
 	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
@@ -152,7 +155,8 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of a table")
 	fs.IntVar(&o.hubs, "hubs", 0, "fleet: hub processes (default 5, more when the streams do not fit under RLIMIT_NOFILE)")
 	fs.IntVar(&o.loaders, "loaders", 0, "fleet: load-generator processes (default one per 15,000 streams, at least 2)")
-	fs.IntVar(&o.topics, "topics", 1000, "fleet: topics, the streams spread evenly over them")
+	fs.IntVar(&o.topics, "topics", 1000, "fleet, topics: topics, the streams spread evenly over them (topics: default --conns/2)")
+	topicsFlags(fs, o)
 	fs.BoolVar(&o.chaos, "chaos", false, "fleet: a cluster failover, a master kill, a slot migration and a hub restart during the run")
 	fs.BoolVar(&o.sharded, "sharded", true, "fleet: the hubs use sharded pub/sub (SSUBSCRIBE/SPUBLISH)")
 	if err := fs.Parse(args); err != nil {
@@ -169,17 +173,20 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	if o.scenario == "replay-hog" {
 		hogDefaults(o, set)
 	}
+	if o.scenario == "topics" {
+		topicsDefaults(o, set)
+	}
 	fleet := o.scenario == "fleet" || o.scenario == fleetLoader
 	if fleet {
 		fleetDefaults(o, set)
 	}
 	runs := map[string]func(context.Context, *benchRun) (*Result, error){
-		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly, "replay-hog": replayHog,
+		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly, "replay-hog": replayHog, "topics": topics,
 	}
 	o.scenarioRun = runs[o.scenario]
 	var bad []string
 	if o.scenarioRun == nil && !fleet {
-		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, fleet")
+		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, topics, fleet")
 	}
 	if o.scenario == "fleet" {
 		bad = append(bad, fleetCheck(o)...)

@@ -129,6 +129,7 @@ type Proc struct {
 	HeapPerConnKB     float64 `json:"heap_per_conn_kib,omitempty"`
 	StackPerConnK     float64 `json:"stack_per_conn_kib,omitempty"`
 	CPUPercent        float64 `json:"cpu_percent_of_one_core"`
+	CPUSeconds        float64 `json:"cpu_seconds,omitempty"` // the hub's CPU time over the measured phase
 	BenchCPU          float64 `json:"bench_cpu_percent_of_one_core"`
 	Writes            int64   `json:"write_syscalls"`
 }
@@ -156,8 +157,9 @@ type Result struct {
 	AllDone       Millis   `json:"all_done_ms,omitempty"`
 	EachDone      *Latency `json:"each_done,omitempty"`
 
-	Proc  *Proc `json:"hub_proc,omitempty"`
-	Check Check `json:"check"`
+	Proc   *Proc         `json:"hub_proc,omitempty"`
+	Topics *TopicsReport `json:"topics,omitempty"`
+	Check  Check         `json:"check"`
 }
 
 func (r *Result) print(w io.Writer, asJSON bool) error {
@@ -221,6 +223,12 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 		if p.Writes > 0 && r.Deliveries > 0 {
 			row("hub writes", "%d write calls, %.2f deliveries each", p.Writes, float64(r.Deliveries)/float64(p.Writes))
 		}
+		if p.CPUSeconds > 0 && r.Deliveries > 0 {
+			row("hub CPU time", "%.2f s, %.2f µs per delivery", p.CPUSeconds, p.CPUSeconds*1e6/float64(r.Deliveries))
+		}
+	}
+	if r.Topics != nil {
+		r.Topics.rows(r.Conns, row)
 	}
 	c := r.Check
 	verdict := "ok"
@@ -271,7 +279,7 @@ func (m *meter) line(o *options, elapsed time.Duration) string {
 	var expected time.Duration
 	target := o.events
 	switch o.scenario {
-	case "fanout", "publish":
+	case "fanout", "publish", "topics":
 		if o.rate > 0 {
 			expected = time.Duration(float64(o.events) / o.rate * float64(time.Second))
 		}

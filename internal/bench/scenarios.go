@@ -186,6 +186,7 @@ func (b *benchRun) measureCPU(res *Result, fn func()) {
 	}
 	res.Proc.CPUPercent, res.Proc.BenchCPU = cpuPercent(h0, h1), cpuPercent(s0, s1)
 	res.Proc.Writes = h1.writes - h0.writes
+	res.Proc.CPUSeconds = float64(h1.ticks-h0.ticks) / 100
 }
 
 func (b *benchRun) publishing(topic string, events int, rate float64) *publishing {

@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/syncverse/hub/pubsub"
+)
+
+// topicsPublishing spreads events over every topic: publisher j owns topics j, j+P, j+2P, … and sends them round
+// after round (sequence s of each of its topics, then s+1), so each topic's events come from one pipeline in order.
+type topicsPublishing struct {
+	r         *topicsRun
+	ok        [][]bool
+	errs      []error
+	firstSent time.Time
+	lastSent  time.Time
+}
+
+func (p *topicsPublishing) run(ctx context.Context) {
+	o := p.r.b.o
+	pubs := min(o.publishers, len(p.r.names))
+	p.ok = make([][]bool, len(p.r.names))
+	for i := range p.ok {
+		p.ok[i] = make([]bool, p.r.perTop)
+	}
+	p.errs = make([]error, pubs)
+	p.firstSent = time.Now()
+	var wg sync.WaitGroup
+	for j := range pubs {
+		wg.Go(func() { p.errs[j] = p.one(ctx, j, pubs) })
+	}
+	wg.Wait()
+	p.lastSent = time.Now()
+}
+
+func (p *topicsPublishing) one(ctx context.Context, j, pubs int) error {
+	o := p.r.b.o
+	var mine []int
+	for t := j; t < len(p.r.names); t += pubs {
+		mine = append(mine, t)
+	}
+	total := len(mine) * p.r.perTop
+	per := o.rate / float64(pubs)
+	var tick *time.Ticker
+	if per > 0 {
+		tick = time.NewTicker(pace)
+		defer tick.Stop()
+	}
+	start := time.Now()
+	msgs := make([]pubsub.Message, 0, o.batch)
+	var firstErr error
+	for sent := 0; sent < total; {
+		due := total
+		if per > 0 {
+			due = min(total, int(per*time.Since(start).Seconds())+1)
+		}
+		if n := min(due-sent, o.batch); n > 0 {
+			msgs = msgs[:0]
+			now := time.Now().UnixNano()
+			for k := sent; k < sent+n; k++ {
+				t, s := mine[k%len(mine)], k/len(mine)
+				msgs = append(msgs, pubsub.Message{Topic: p.r.names[t], Type: "progress", Data: payload(0, s, now, o.payload)})
+			}
+			_, errs := p.r.b.pub.PublishBatch(ctx, msgs)
+			for i, err := range errs {
+				k := sent + i
+				if err == nil {
+					p.ok[mine[k%len(mine)]][k/len(mine)] = true
+					p.r.b.m.published()
+				} else if firstErr == nil {
+					firstErr = err
+				}
+			}
+			sent += n
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return firstErr
+}
+
+func (p *topicsPublishing) published() int {
+	n := 0
+	for _, t := range p.ok {
+		for _, ok := range t {
+			if ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func (p *topicsPublishing) err() error {
+	for _, err := range p.errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestTopicsScenario is a CI-sized topics scenario on the real binary and a real redis-server: 600 clients over 300
+// topics, 600 events/s for 3 s, 50 churn cycles a second. Every client must get every event of its topic once and
+// in order, every churn cycle must succeed, and the followed topics, quiet during the idle window, must cost the
+// live feed well under one Redis command per topic per tail check (before the sweep it was exactly one).
+func TestTopicsScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the hub and runs it under load")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("needs redis-server")
+	}
+	bin := filepath.Join(t.TempDir(), "hub")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build the hub: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const tick = 200 * time.Millisecond
+	args := []string{"--scenario", "topics", "--hub-bin", bin, "--json", "--conns", "600", "--topics", "300",
+		"--rate", "600", "--duration", "3s", "--hold", "3s", "--settle", "1s", "--churn", "50", "--drain", "20s",
+		"--hub-env", "HUB_REDIS_TAIL_CHECK=" + tick.String()}
+	var out, errb bytes.Buffer
+	err := Command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
+	var res Result
+	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Topics == nil || res.Topics.Idle == nil {
+		t.Fatalf("hub bench %q = %v; output %q, stderr %q", args, err, out.String(), errb.String())
+	}
+	tr := res.Topics
+	t.Logf("deliveries %d (%.0f/s), %v; %.1f µs hub CPU per delivery; idle live-feed commands %.2f/s; churn %+v",
+		res.Deliveries, res.DeliveriesPS, res.Latency, tr.CPUPerDeliveryUs, tr.Idle.SubscriberPS, tr.Churn)
+	if err != nil || !res.Check.ok() {
+		t.Errorf("hub bench --scenario topics: %v, check %+v; want every event once and in order at every client", err, res.Check)
+	}
+	if want := 600 * tr.EventsPerTopic; res.Deliveries != want || res.Published != 300*tr.EventsPerTopic {
+		t.Errorf("deliveries = %d of %d published, want %d (2 clients × %d events × 300 topics)", res.Deliveries, res.Published, want, tr.EventsPerTopic)
+	}
+	if tr.Churn == nil || tr.Churn.Cycles < 50 || tr.Churn.Check != (Check{}) {
+		t.Errorf("churn = %+v, want at least 50 cycles (1 s of 50/s) and none failed", tr.Churn)
+	}
+	perTick := tr.Idle.SubscriberPS * tick.Seconds() / float64(tr.Topics)
+	if perTick > 0.25 {
+		t.Errorf("idle: %.2f live-feed commands per topic per tail check (%.1f/s for %d topics), want ≤ 0.25", perTick, tr.Idle.SubscriberPS, tr.Topics)
+	}
+}
