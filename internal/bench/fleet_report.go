@@ -37,6 +37,7 @@ type FleetResult struct {
 	HubCPUPercent           float64    `json:"hub_cpu_percent_of_one_core"` // all hubs together
 	HubCPUMicrosPerDelivery float64    `json:"hub_cpu_us_per_delivery"`
 	LoadGenCPUPercent       float64    `json:"load_generators_cpu_percent_of_one_core"`
+	BenchCPUPercent         float64    `json:"publishers_cpu_percent_of_one_core"` // this process: publishers and faults
 	PerHub                  []FleetHub `json:"per_hub"`
 	Redis                   RedisCost  `json:"redis"`
 	Faults                  []Fault    `json:"faults,omitempty"`
@@ -105,7 +106,8 @@ func (r *FleetResult) print(w io.Writer, asJSON bool) error {
 	row("events", "%d published (%.0f/s, %.0f/s asked, %d B payload), %d failed, %d stored", r.Published, r.PublishedPS, r.Rate, r.PayloadSize, r.PublishFailed, r.Stored)
 	row("deliveries", "%d of %d expected (%.0f/s)", r.Deliveries, r.Expected, r.DeliveriesPS)
 	row("publish→receive", "%v", r.Latency)
-	row("hub CPU", "%.1f %% of one core for all hubs; %.2f µs per delivery (load generators: %.1f %%)", r.HubCPUPercent, r.HubCPUMicrosPerDelivery, r.LoadGenCPUPercent)
+	row("hub CPU", "%.1f %% of one core for all hubs; %.2f µs per delivery (load generators: %.1f %%, publishers: %.1f %%)",
+		r.HubCPUPercent, r.HubCPUMicrosPerDelivery, r.LoadGenCPUPercent, r.BenchCPUPercent)
 	for i, h := range r.PerHub {
 		again := ""
 		if h.Restarted {

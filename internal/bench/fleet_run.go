@@ -37,7 +37,7 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 	idleRedisCPU := (idleRedis.masterCPU + idleRedis.replicaCPU) / time.Since(idleFrom).Seconds() * 100
 	idle := r.idleHubs(ctx, res, empty, emptyGo)
 	cpu := &hubCPU{base: ticksOf(idle), done: make([]int64, len(r.hubs)), from: time.Now()}
-	loaders0 := r.loaderSamples()
+	loaders0 := append(r.loaderSamples(), must(readProc(0)))
 	rm := &redisMeter{}
 	rm.checkpoint(ctx, r.cluster)
 	pubStart := time.Now()
@@ -96,6 +96,9 @@ func (r *fleetRun) goMemory(ctx context.Context) [][3]float64 {
 	}
 	return out
 }
+
+// must drops the error of a /proc reading: a process that is gone reads as zero.
+func must(s sample, _ error) sample { return s }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	select {
@@ -216,6 +219,8 @@ func (r *fleetRun) fillCost(res *FleetResult, cpu *hubCPU, end, loaders0 []sampl
 		lt += s.ticks - loaders0[i].ticks
 	}
 	res.LoadGenCPUPercent = float64(lt) / 100 / wall * 100
+	self := must(readProc(0))
+	res.BenchCPUPercent = float64(self.ticks-loaders0[len(loaders0)-1].ticks) / 100 / wall * 100
 	res.Redis = rm.result(res.Published)
 }
 
