@@ -46,3 +46,25 @@ func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
 			retriedOK, errs, len(scraped))
 	}
 }
+
+// Scenario 15: the replica replicates through a link that holds every byte for 200 ms, and the master is SIGKILLed
+// with the link cut, as when a master's machine dies with what it had not yet sent: the events it acknowledged in
+// its last 200 ms are gone. What was stored still reaches every client exactly once and in order, and a client
+// resuming from a vanished id gets every stored event after it.
+func TestChaos15SentinelFailoverLosesAcknowledgedEvents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos scenarios run real processes; skipped with -short")
+	}
+	var link *redistest.Link
+	s := redistest.StartSentinelWith(t, redistest.SentinelOptions{DownAfter: time.Second, ReplicaOf: func(master string) string {
+		link = redistest.StartLink(t, master, 200*time.Millisecond)
+		return link.Addr
+	}})
+	r := newFailoverRig(t, s.URL())
+	r.lossy = true
+	r.run(topicNames("s15", 6), fault{"SIGKILL of the master, replica 200 ms behind", func() {
+		link.Cut()
+		s.Master.Kill()
+		r.poll("the sentinel promotes "+s.Replica.Addr, func() bool { return s.CurrentMaster() == s.Replica.Addr })
+	}})
+}
