@@ -17,8 +17,9 @@
 //
 // Scenarios 11 to 14 run on replicated topologies (failover_chaos_test.go, cluster_faults_test.go): a Redis Cluster
 // of 3 masters with a replica each (a manual failover, a master SIGKILL, a slot migration; sharded pub/sub in 11,
-// classic in 13) and Sentinel (a switchover and a kill in 12; three sentinels with passwords in 14). 13 and 14 carry
-// the slow build tag (go test -tags slow).
+// classic in 13) and Sentinel (a switchover and a kill in 12; three sentinels with passwords in 14; in 15 a replica
+// kept 200 ms behind by a redistest.Link, so the kill loses acknowledged events, lost_history_test.go). 13 to 15
+// carry the slow build tag (go test -tags slow).
 //
 // It needs redis-server on PATH (it skips without, and fails when CI is set). HUB_CHAOS_SOAK=1 makes every
 // scenario longer and larger (several minutes); HUB_CHAOS_REPORT=FILE also writes the table to FILE as Markdown;
