@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"debug/elf"
 	"errors"
@@ -263,30 +262,53 @@ func closedAddr(t testing.TB) string {
 
 func dockerignore(t testing.TB) []string {
 	t.Helper()
-	f, err := os.Open(".dockerignore")
+	b, err := os.ReadFile(".dockerignore")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	return ignorePatterns(b)
+}
+
+// ignorePatterns are the patterns of a .dockerignore, in order; a leading ! (an exception) is kept.
+func ignorePatterns(b []byte) []string {
 	var pats []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
-			pats = append(pats, path.Clean(strings.TrimPrefix(l, "/")))
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			neg := strings.HasPrefix(l, "!")
+			l = path.Clean(strings.TrimPrefix(strings.TrimPrefix(l, "!"), "/"))
+			if neg {
+				l = "!" + l
+			}
+			pats = append(pats, l)
 		}
 	}
 	return pats
 }
 
-// ignored reports whether .dockerignore excludes rel (slash-separated): a pattern that matches the path or one
-// of its parent directories. "**" matches any number of directories.
+// ignored reports whether .dockerignore excludes rel (slash-separated), as Docker reads it: a pattern excludes
+// the path when it matches the path or one of its parent directories, "**" matches any number of directories,
+// and the last pattern that matches decides, so a later !pattern lets a path back in.
 func ignored(pats []string, rel string) bool {
 	parts := strings.Split(rel, "/")
-	for i := 1; i <= len(parts); i++ {
-		for _, p := range pats {
-			if globMatch(strings.Split(p, "/"), parts[:i]) {
-				return true
+	out := false
+	for _, p := range pats {
+		neg := strings.HasPrefix(p, "!")
+		pat := strings.Split(strings.TrimPrefix(p, "!"), "/")
+		for i := 1; i <= len(parts); i++ {
+			if globMatch(pat, parts[:i]) {
+				out = !neg
+				break
 			}
+		}
+	}
+	return out
+}
+
+// reopened reports whether an exception lets something inside the excluded directory dir back in.
+func reopened(pats []string, dir string) bool {
+	for _, p := range pats {
+		if strings.HasPrefix(p, "!") && strings.HasPrefix(strings.TrimPrefix(p, "!"), dir+"/") {
+			return true
 		}
 	}
 	return false
@@ -317,12 +339,7 @@ func copyContext(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	var pats []string
-	for l := range strings.SplitSeq(string(b), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			pats = append(pats, path.Clean(strings.TrimPrefix(l, "/")))
-		}
-	}
+	pats := ignorePatterns(b)
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -332,7 +349,7 @@ func copyContext(src, dst string) error {
 			return os.MkdirAll(dst, 0o755)
 		}
 		if ignored(pats, filepath.ToSlash(rel)) {
-			if d.IsDir() {
+			if d.IsDir() && !reopened(pats, filepath.ToSlash(rel)) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -340,6 +357,9 @@ func copyContext(src, dst string) error {
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
+		}
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
 		}
 		if !d.Type().IsRegular() {
 			return nil
