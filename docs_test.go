@@ -111,3 +111,17 @@ func testSources(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// The docs' index links every page of docs/, so a new page is never an orphan.
+func TestDocsIndexListsEveryPage(t *testing.T) {
+	index := doc(t, "docs/README.md")
+	for _, page := range docPages(t) {
+		name, ok := strings.CutPrefix(page, "docs/")
+		if !ok || name == "README.md" {
+			continue
+		}
+		if !strings.Contains(index, "]("+name+")") {
+			t.Errorf("docs/README.md does not link %s", page)
+		}
+	}
+}
