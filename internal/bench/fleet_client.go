@@ -42,6 +42,7 @@ type streamClient struct {
 // streamLoad is what the clients of one load-generator process share.
 type streamLoad struct {
 	lat       *histogram
+	wins      *latWindows
 	open      atomic.Int64 // streams open now
 	opened    atomic.Int64 // clients whose first stream opened
 	delivered atomic.Int64
@@ -210,6 +211,24 @@ func (c *streamClient) dispatch(f *sseFrame, l *streamLoad, now time.Time) {
 	l.delivered.Add(1)
 	if f.sent > 0 {
 		l.lat.add(now.UnixNano() - f.sent)
+		l.wins.add(f.sent, now.UnixNano()-f.sent)
+	}
+}
+
+// latWindows is latency by when the event was sent, in windows of latWindow from the first event seen: where in
+// the run (which fault) the time went.
+type latWindows struct {
+	first atomic.Int64 // the first window's number (send time / latWindow), 0 until an event came
+	h     [64]histogram
+}
+
+const latWindow = 5 * time.Second
+
+func (w *latWindows) add(sentNs, latNs int64) {
+	k := sentNs / int64(latWindow)
+	w.first.CompareAndSwap(0, k)
+	if i := k - w.first.Load(); i >= 0 && i < int64(len(w.h)) {
+		w.h[i].add(latNs)
 	}
 }
 

@@ -59,6 +59,7 @@ type loaderResult struct {
 	OpenedAt    int64       `json:"all_opened_at_unix_ns"`
 	PerHub      []int       `json:"per_hub"` // clients whose latest stream was on each hub
 	Buckets     [][2]uint64 `json:"latency_buckets"`
+	Windows     []winResult `json:"latency_windows"`
 	MaxNs       int64       `json:"latency_max_ns"`
 	Bad         []string    `json:"bad,omitempty"`
 }
@@ -163,7 +164,7 @@ type loaderStreams struct {
 
 func startStreams(ctx context.Context, spec *loaderSpec) *loaderStreams {
 	ctx, cancel := context.WithCancel(ctx)
-	ls := &loaderStreams{cancel: cancel, load: &streamLoad{lat: &histogram{}, dialing: make(chan struct{}, max(spec.DialConc, 1))}}
+	ls := &loaderStreams{cancel: cancel, load: &streamLoad{lat: &histogram{}, wins: &latWindows{}, dialing: make(chan struct{}, max(spec.DialConc, 1))}}
 	ls.load.dialer.Timeout = 10 * time.Second
 	for _, a := range spec.Anchors {
 		id, _ := hub.ParseID(a)
@@ -246,14 +247,41 @@ func (ls *loaderStreams) verdict(ctx context.Context, spec *loaderSpec, truth *l
 	if !ls.openedAt.IsZero() {
 		res.OpenedAt = ls.openedAt.UnixNano()
 	}
-	h := ls.load.lat
-	for i := range h.buckets {
-		if n := h.buckets[i].Load(); n > 0 {
-			res.Buckets = append(res.Buckets, [2]uint64{uint64(i), n})
+	res.Buckets, res.MaxNs = sparse(ls.load.lat), ls.load.lat.max.Load()
+	w := ls.load.wins
+	for i := range w.h {
+		if w.h[i].count.Load() > 0 {
+			res.Windows = append(res.Windows, winResult{Window: w.first.Load() + int64(i), Buckets: sparse(&w.h[i]), MaxNs: w.h[i].max.Load()})
 		}
 	}
-	res.MaxNs = h.max.Load()
 	return res, nil
+}
+
+// winResult is one window's latency histogram; Window is the send time divided by latWindow.
+type winResult struct {
+	Window  int64       `json:"window"`
+	Buckets [][2]uint64 `json:"buckets"`
+	MaxNs   int64       `json:"max_ns"`
+}
+
+// sparse is h's non-empty buckets, as (bucket, count) pairs.
+func sparse(h *histogram) [][2]uint64 {
+	var out [][2]uint64
+	for i := range h.buckets {
+		if n := h.buckets[i].Load(); n > 0 {
+			out = append(out, [2]uint64{uint64(i), n})
+		}
+	}
+	return out
+}
+
+// merge adds sparse buckets and a maximum into h.
+func merge(h *histogram, buckets [][2]uint64, maxNs int64) {
+	for _, b := range buckets {
+		h.buckets[b[0]].Add(b[1])
+		h.count.Add(b[1])
+	}
+	h.max.Store(max(h.max.Load(), maxNs))
 }
 
 func (ls *loaderStreams) judge(c *streamClient, truth []hub.ID, spec *loaderSpec, res *loaderResult) {

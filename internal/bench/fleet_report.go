@@ -33,6 +33,9 @@ type FleetResult struct {
 	Deliveries    int64    `json:"deliveries"`
 	DeliveriesPS  float64  `json:"deliveries_per_s"`
 	Latency       Latency  `json:"latency"`
+	// LatencyOverTime is latency by when the events were sent, in windows of 5 s from the publishing's start
+	// (the first may begin a little before it): where in the run, and so after which fault, the time went.
+	LatencyOverTime []LatencyWindow `json:"latency_over_time"`
 
 	HubCPUPercent           float64    `json:"hub_cpu_percent_of_one_core"` // all hubs together
 	HubCPUMicrosPerDelivery float64    `json:"hub_cpu_us_per_delivery"`
@@ -42,6 +45,13 @@ type FleetResult struct {
 	Redis                   RedisCost  `json:"redis"`
 	Faults                  []Fault    `json:"faults,omitempty"`
 	Check                   FleetCheck `json:"check"`
+}
+
+// LatencyWindow is the latency of the events sent in one window.
+type LatencyWindow struct {
+	FromS   float64 `json:"from_s"`
+	Count   uint64  `json:"deliveries"`
+	Latency Latency `json:"latency"`
 }
 
 // FleetHub is one hub's figures.
@@ -106,6 +116,9 @@ func (r *FleetResult) print(w io.Writer, asJSON bool) error {
 	row("events", "%d published (%.0f/s, %.0f/s asked, %d B payload), %d failed, %d stored", r.Published, r.PublishedPS, r.Rate, r.PayloadSize, r.PublishFailed, r.Stored)
 	row("deliveries", "%d of %d expected (%.0f/s)", r.Deliveries, r.Expected, r.DeliveriesPS)
 	row("publish→receive", "%v", r.Latency)
+	for _, w := range r.LatencyOverTime {
+		row("", "sent from %.0f s: %d deliveries, %v", w.FromS, w.Count, w.Latency)
+	}
 	row("hub CPU", "%.1f %% of one core for all hubs; %.2f µs per delivery (load generators: %.1f %%, publishers: %.1f %%)",
 		r.HubCPUPercent, r.HubCPUMicrosPerDelivery, r.LoadGenCPUPercent, r.BenchCPUPercent)
 	for i, h := range r.PerHub {

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -168,11 +170,7 @@ func (r *fleetRun) fill(res *FleetResult, results []loaderResult, truth [][]stri
 		res.Deliveries += lr.Deliveries
 		res.Expected += lr.Tally.Expected
 		lastAt, openedAt = max(lastAt, lr.LastAt), max(openedAt, lr.OpenedAt)
-		for _, b := range lr.Buckets {
-			lat.buckets[b[0]].Add(b[1])
-			lat.count.Add(b[1])
-		}
-		lat.max.Store(max(lat.max.Load(), lr.MaxNs))
+		merge(&lat, lr.Buckets, lr.MaxNs)
 		for h, n := range lr.PerHub {
 			if h < len(res.PerHub) {
 				res.PerHub[h].StreamsEnd += n
@@ -180,6 +178,7 @@ func (r *fleetRun) fill(res *FleetResult, results []loaderResult, truth [][]stri
 		}
 	}
 	res.Latency = lat.summary()
+	res.LatencyOverTime = latencyOverTime(results, pubStart)
 	stored := 0
 	for _, ids := range truth {
 		stored += len(ids)
@@ -197,6 +196,26 @@ func (r *fleetRun) fill(res *FleetResult, results []loaderResult, truth [][]stri
 			res.Check.FaultsFailed++
 		}
 	}
+}
+
+// latencyOverTime merges the loaders' windows: latency by when events were sent, from the publishing's start.
+func latencyOverTime(results []loaderResult, pubStart time.Time) []LatencyWindow {
+	byWin := map[int64]*histogram{}
+	for _, lr := range results {
+		for _, w := range lr.Windows {
+			if byWin[w.Window] == nil {
+				byWin[w.Window] = &histogram{}
+			}
+			merge(byWin[w.Window], w.Buckets, w.MaxNs)
+		}
+	}
+	var out []LatencyWindow
+	for k, h := range byWin {
+		at := time.Unix(0, k*int64(latWindow)).Sub(pubStart)
+		out = append(out, LatencyWindow{FromS: at.Seconds(), Count: h.count.Load(), Latency: h.summary()})
+	}
+	slices.SortFunc(out, func(a, b LatencyWindow) int { return cmp.Compare(a.FromS, b.FromS) })
+	return out
 }
 
 // fillCost reads what the run cost the hubs, the load generators and Redis.
