@@ -75,7 +75,7 @@ Scenarios (--scenario):
            topics a second gain and lose a client; Redis commands idle and under load (INFO commandstats)
   fleet    --hubs hub processes on one Redis Cluster (3 masters + 3 replicas started here, or --redis-url), N streams
            (default 100,000) over --topics topics from --loaders load-generator processes, R events/s for --duration
-           (default 1000/s, 60 s); --chaos: a cluster failover, a master kill, a slot migration and a rolling restart
+           (default 500/s, 60 s); --chaos: a cluster failover, a master kill, a slot migration and a rolling restart
            of one hub during the run. Every client checks every event; RSS per stream per hub, CPU per delivery,
            Redis commands and CPU per event
 

@@ -36,7 +36,7 @@ func fleetDefaults(o *options, set map[string]bool) {
 		o.duration = 60 * time.Second
 	}
 	if !set["rate"] {
-		o.rate = 1000
+		o.rate = 500 // what this 2-core machine sustains at 100,000 streams without faults (BENCHMARKS.md, "The fleet")
 	}
 	if !set["drain"] {
 		o.drain = 60 * time.Second
