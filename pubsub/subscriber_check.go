@@ -3,12 +3,12 @@ package pubsub
 import (
 	"context"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/keyslot"
 )
 
 // The tail check looks for an event that is in a topic's stream but was never delivered, when nothing later would
@@ -76,7 +76,7 @@ func (p *processor) checkEnds(ctx context.Context, due []*feed) {
 	for _, f := range due {
 		slot := 0
 		if cluster {
-			slot = keySlot(p.keys.Stream(f.topic))
+			slot = keyslot.Of(p.keys.Stream(f.topic))
 		}
 		groups[slot] = append(groups[slot], f)
 	}
@@ -138,26 +138,4 @@ func jitter(d time.Duration) time.Duration {
 		return d
 	}
 	return 1 + rand.N(d)
-}
-
-// keySlot is the Redis Cluster slot of key: CRC16 (XMODEM) of its hash tag, or of the whole key without one,
-// modulo 16384.
-func keySlot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc % 16384)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
@@ -175,17 +174,6 @@ func onTopic(evs []*hub.Event, topic string) []*hub.Event {
 		}
 	}
 	return out
-}
-
-func TestKeySlotAgreesWithRedis(t *testing.T) {
-	if got := keySlot("foo"); got != 12182 {
-		t.Errorf("keySlot(foo) = %d, want 12182 (CLUSTER KEYSLOT foo)", got)
-	}
-	for _, k := range []string{"hub:{project.42}:events", "x", "{}", "{a", "a{}b", "{user1000}.following", strings.Repeat("z", 128)} {
-		if got, want := keySlot(k), redistest.Slot(k); got != want {
-			t.Errorf("keySlot(%q) = %d, want %d", k, got, want)
-		}
-	}
 }
 
 func (s *Subscriber) channelSet() map[string]struct{} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/keyslot"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -35,7 +36,7 @@ func TestSubscriberSweepOnACluster(t *testing.T) {
 	ids := make([]string, topics)
 	for i := range topics {
 		topic := fmt.Sprintf("c%d", i)
-		slots[keySlot(s.keys.Stream(topic))] = true
+		slots[keyslot.Of(s.keys.Stream(topic))] = true
 		run.follow(t, topic)
 		id, err := pub.Publish(ctxFor(t), topic, "", []byte(`{"n":"first"}`))
 		if err != nil {

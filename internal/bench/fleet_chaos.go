@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/keyslot"
 )
 
 // Fault is one fault --chaos made during the run and how it went.
@@ -55,7 +56,7 @@ func (r *fleetRun) chaos(ctx context.Context, began time.Time, rm *redisMeter, c
 }
 
 // topicSlot is the cluster slot of topic i's keys.
-func (r *fleetRun) topicSlot(i int) int { return keySlot(r.keys.Stream(r.topics[i%len(r.topics)])) }
+func (r *fleetRun) topicSlot(i int) int { return keyslot.Of(r.keys.Stream(r.topics[i%len(r.topics)])) }
 
 // failover asks a replica of topic 1's master to take over, and waits until the old master follows it in sync.
 func (r *fleetRun) failover(ctx context.Context) (string, error) {
@@ -223,34 +224,4 @@ func servesSlot(shards []redis.ClusterSlot, slot int, addr string) bool {
 		}
 	}
 	return false
-}
-
-// keySlot is the Redis Cluster slot of key: CRC16 (XMODEM) of its hash tag, mod 16384.
-func keySlot(key string) int {
-	for i := 0; i < len(key); i++ {
-		if key[i] != '{' {
-			continue
-		}
-		for j := i + 1; j < len(key); j++ {
-			if key[j] == '}' {
-				if j > i+1 {
-					key = key[i+1 : j]
-				}
-				break
-			}
-		}
-		break
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc % 16384)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/internal/keyslot"
 )
 
 // Cluster is a Redis Cluster of real redis-server processes on loopback, owned by one test.
@@ -93,26 +95,8 @@ func (c *Cluster) byAddr(addr string) *Server {
 	return nil
 }
 
-// Slot is the Redis Cluster slot of key (CRC16 of its hash tag, mod 16384).
-func Slot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc % 16384)
-}
+// Slot is the Redis Cluster slot of key.
+func Slot(key string) int { return keyslot.Of(key) }
 
 func needTools(t TB, names ...string) {
 	t.Helper()
