@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http/httputil"
@@ -139,7 +138,7 @@ type sseFrame struct {
 func (c *streamClient) read(r *bufio.Reader, l *streamLoad, retry *time.Duration) error {
 	var f sseFrame
 	for {
-		line, err := readSSELine(r)
+		line, err := chaos.ReadLine(r)
 		if err != nil {
 			return err
 		}
@@ -237,25 +236,4 @@ func (c *streamClient) lastID() hub.ID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
-}
-
-// readSSELine returns the next line without its LF (or CRLF); the slice is valid until the next call.
-func readSSELine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		long := append([]byte(nil), line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = r.ReadSlice('\n')
-			long = append(long, line...)
-		}
-		line = long
-	}
-	if err != nil {
-		return nil, err
-	}
-	line = line[:len(line)-1]
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	return line, nil
 }

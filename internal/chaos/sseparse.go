@@ -30,7 +30,7 @@ func (c *Client) read(ctx context.Context, body io.Reader, cursor *string, retry
 		if err := c.waitResumed(ctx); err != nil {
 			return err
 		}
-		line, err := readLine(r)
+		line, err := ReadLine(r)
 		if err != nil {
 			return err
 		}
@@ -74,8 +74,9 @@ func (c *Client) read(ctx context.Context, body io.Reader, cursor *string, retry
 	}
 }
 
-// readLine returns the next line without its LF (or CRLF); the slice is valid until the next call.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// ReadLine returns the next line of an SSE stream without its LF (or CRLF); the slice is valid until the next
+// call. The fleet bench reads with it too.
+func ReadLine(r *bufio.Reader) ([]byte, error) {
 	line, err := r.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		long := append([]byte(nil), line...)
