@@ -43,11 +43,16 @@ export class Session {
     this.hadSession = false;
     this.byOperator = false;
     this.skew = 0;
+    this.epoch = 0; // counts finished sign-ins and sign-outs: each changes the cookie
   }
 
   /** Asks who we are; returns the answer (status 0 when the hub cannot be reached). */
   async check() {
+    const epoch = this.epoch;
     const answer = await this.api.session();
+    // A sign-in or sign-out that finished while this question was out changed the cookie: its answer speaks of
+    // the old one (a 401 from a session just renewed would sign the page out), so ask again.
+    if (epoch !== this.epoch) return this.check();
     this.learn(answer);
     return answer;
   }
@@ -61,6 +66,7 @@ export class Session {
   async signIn(token) {
     const answer = await this.api.signIn(token);
     if (answer.status === 200) {
+      this.epoch++;
       this.learn(answer);
       return '';
     }
@@ -72,6 +78,7 @@ export class Session {
   async signOut() {
     const answer = await this.api.signOut();
     if (answer.status !== 204 && answer.status !== 200) return answer.body.error || `status ${answer.status}`;
+    this.epoch++;
     this.byOperator = true;
     this.setState('signed-out');
     return '';
