@@ -120,21 +120,6 @@ func TestDocsSecurityExample(t *testing.T) {
 	}
 }
 
-// markedBlocks are the shell blocks of page marked as run by test, in order; it fails when there is none.
-func markedBlocks(t *testing.T, page, test string) []string {
-	t.Helper()
-	var found []string
-	for _, b := range shellBlocks(t, page) {
-		if b.marker == "<!-- run by "+test+" -->" {
-			found = append(found, b.text)
-		}
-	}
-	if len(found) == 0 {
-		t.Fatalf("%s has no shell block marked <!-- run by %s -->", page, test)
-	}
-	return found
-}
-
 // xlen is the length of topic's stream, failing the test when Redis does not answer.
 func xlen(t *testing.T, h *testHub, topic string) int64 {
 	t.Helper()

@@ -50,6 +50,21 @@ func shellBlocks(t *testing.T, page string) []shellBlock {
 	return out
 }
 
+// markedBlocks are the shell blocks of page marked as run by test, in order; it fails when there is none.
+func markedBlocks(t *testing.T, page, test string) []string {
+	t.Helper()
+	var found []string
+	for _, b := range shellBlocks(t, page) {
+		if b.marker == "<!-- run by "+test+" -->" {
+			found = append(found, b.text)
+		}
+	}
+	if len(found) == 0 {
+		t.Fatalf("%s has no shell block marked <!-- run by %s -->", page, test)
+	}
+	return found
+}
+
 var blockMarker = regexp.MustCompile(`^<!-- (?:run by (Test\w+)|not run here: (.+)) -->$`)
 
 // Every shell example of the docs is either run by a named test, which reads it from that page, or says why it

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/creack/pty"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
@@ -73,86 +72,6 @@ func runCmd(t *testing.T, stdout io.Writer, env []string, args ...string) (stder
 		t.Fatalf("hub %v did not return within 15s", args)
 		return "", nil
 	}
-}
-
-// ptyTerm is a pseudo-terminal of cols×rows; what the program writes to TTY is collected from its other side.
-type ptyTerm struct {
-	TTY  *os.File
-	out  *syncBuffer
-	ptmx *os.File
-	read chan struct{}
-}
-
-func newPTY(t *testing.T, cols, rows uint16) *ptyTerm {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
-		t.Fatalf("pty.Setsize: %v", err)
-	}
-	term := &ptyTerm{TTY: tty, out: &syncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
-	go func() {
-		defer close(term.read)
-		_, _ = io.Copy(term.out, ptmx) // ends with EIO once the terminal side is closed
-	}()
-	t.Cleanup(func() {
-		tty.Close()
-		ptmx.Close()
-		<-term.read
-	})
-	return term
-}
-
-var (
-	watchFrameRE = regexp.MustCompile(`(?s)\x1b\[\?2026h(.*?)\x1b\[\?2026l`)
-	watchCSIRE   = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
-)
-
-// lastFrame is the last whole table the watch drew, raw (with its escape sequences) and as the screen's lines.
-func (term *ptyTerm) lastFrame() (raw string, lines []string) {
-	frames := watchFrameRE.FindAllStringSubmatch(term.out.String(), -1)
-	if len(frames) == 0 {
-		return "", nil
-	}
-	raw = frames[len(frames)-1][1]
-	text := strings.ReplaceAll(watchCSIRE.ReplaceAllString(raw, ""), "\r", "")
-	return raw, strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-}
-
-// waitFrame waits until the last frame satisfies ok and returns its lines.
-func (term *ptyTerm) waitFrame(t *testing.T, within time.Duration, what string, ok func(lines []string) bool) []string {
-	t.Helper()
-	var lines []string
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if _, lines = term.lastFrame(); lines != nil && ok(lines) {
-			return lines
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("the table never showed %s within %v; last frame:\n%s", what, within, strings.Join(lines, "\n"))
-	return nil
-}
-
-// tableRow is the table row naming label, or "".
-func tableRow(lines []string, label string) string {
-	for _, l := range lines {
-		if strings.Contains(l, label+" ") {
-			return l
-		}
-	}
-	return ""
-}
-
-// hasBar says whether row draws a progress bar of the given percentage: full and empty cells in that proportion.
-func hasBar(row string, pct int) bool {
-	full, empty := strings.Count(row, "█"), strings.Count(row, "░")
-	if full+empty < 5 || !strings.Contains(row, fmt.Sprintf(" %d%%", pct)) {
-		return false
-	}
-	return full*100/(full+empty) >= pct-10 && full*100/(full+empty) <= pct+10
 }
 
 // In a terminal, hub watch draws a table of the topic's workflows with progress bars, redraws it in place as
@@ -442,87 +361,4 @@ func TestWatchToken(t *testing.T) {
 	if err != nil || !strings.Contains(out.String(), `"step":"kept"`) {
 		t.Errorf("hub history --token-env = %v (stderr %s), printed %q", err, stderr, out.String())
 	}
-}
-
-// The first example of docs/watching.md, run as written in-process, against a hub on a test port: only --url is
-// added to the commands that talk to it, and the watch is stopped once it has printed the published event.
-func TestWatchingDocsExamples(t *testing.T) {
-	rs := redistest.Start(t)
-	h := startHub(t, rs)
-	env := []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_REDIS_PREFIX=" + h.Prefix}
-	block := watchDocBlock(t, "docs/watching.md", "TestWatchingDocsExamples")
-	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
-		args := watchDocWords(t, line)
-		if args[0] != "hub" {
-			t.Fatalf("docs/watching.md: %q does not run hub", line)
-		}
-		args = args[1:]
-		if args[0] != "publish" {
-			args = append(args, "--url", h.URL)
-		}
-		var out syncBuffer
-		if args[0] != "watch" {
-			if stderr, err := runCmd(t, &out, env, args...); err != nil || !strings.Contains(out.String(), "demo") && args[0] != "publish" {
-				t.Errorf("docs/watching.md: %s = %v, printed %q (stderr %s)", line, err, out.String(), stderr)
-			}
-			continue
-		}
-		w := startCmd(t, &out, env, args...)
-		testutil.Eventually(t, 10*time.Second, line+" printing the published event", func() bool {
-			return strings.Contains(out.String(), "demo progress wf-1 compile · 40% · running")
-		})
-		if err := w.stop(t); err != nil {
-			t.Errorf("docs/watching.md: %s = %v after Ctrl-C, want nil", line, err)
-		}
-	}
-}
-
-// watchDocBlock is the ```sh block of page marked <!-- run by test -->.
-func watchDocBlock(t *testing.T, page, test string) string {
-	t.Helper()
-	b, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "<!-- run by "+test+" -->\n```sh\n")
-	block, _, closed := strings.Cut(rest, "\n```")
-	if !ok || !closed {
-		t.Fatalf("%s has no ```sh block marked <!-- run by %s -->", page, test)
-	}
-	return block
-}
-
-// watchDocWords splits a command line as sh does for the docs' simple commands: words, 'single' and "double" quotes.
-func watchDocWords(t *testing.T, line string) []string {
-	t.Helper()
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(line); i++ {
-		switch c := line[i]; {
-		case c == '\'' || c == '"':
-			end := strings.IndexByte(line[i+1:], c)
-			if end < 0 {
-				t.Fatalf("unbalanced quote in %q", line)
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case strings.IndexByte("|&;<>()$`\\*?", c) >= 0:
-			t.Fatalf("%q needs a shell (%q); the in-process runner takes plain commands only", line, c)
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }

@@ -7,8 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -19,17 +17,7 @@ import (
 // migrated and one hub restarted. Every client must have every stored event once and in order, every fault must
 // have happened, and every stream must have been open.
 func TestFleetChaos(t *testing.T) {
-	for _, tool := range []string{"redis-server", "redis-cli"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "hub")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build the hub: %v\n%s", err, out)
-	}
+	bin := hubBinary(t, "redis-server", "redis-cli")
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
 	args := []string{"--scenario", "fleet", "--hub-bin", bin, "--hubs", "3", "--loaders", "2", "--conns", "3000",

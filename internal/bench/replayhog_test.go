@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -18,15 +16,7 @@ func TestReplayHogBoundsMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hub and moves 60 MB through it")
 	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("needs redis-server")
-	}
-	bin := filepath.Join(t.TempDir(), "hub")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build the hub: %v\n%s", err, out)
-	}
+	bin := hubBinary(t, "redis-server")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -19,15 +17,7 @@ func TestTopicsScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the hub and runs it under load")
 	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("needs redis-server")
-	}
-	bin := filepath.Join(t.TempDir(), "hub")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build the hub: %v\n%s", err, out)
-	}
+	bin := hubBinary(t, "redis-server")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const tick = 200 * time.Millisecond
