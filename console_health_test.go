@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,12 +34,9 @@ func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
 	waitJS(t, tab, 10*time.Second, "the console live on an empty topic", `__hub.state === 'live'`)
 	h.publish(topic, "progress", `{"workflow":"wf-saga-a","title":"Saga A: provision project 42","step":"create schema","progress":0.3,"status":"running","agent":"agent-a"}`)
 	h.publish(topic, "lock", `{"key":"project-42","holder":"agent-a","fence":7,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-a"}`)
-	h.publish(topic, "progress", `{"workflow":"wf-build","title":"Build web frontend","step":"compile","progress":0.5,"status":"running","agent":"agent-c"}`)
-	h.publish(topic, "progress", `{"workflow":"wf-tests","title":"Integration tests","step":"suite 3/7","progress":0.4,"status":"failed","agent":"agent-d","message":"3 tests failed"}`)
-	time.Sleep(1500 * time.Millisecond) // the second holder comes later, so the timeline shows two holds overlapping
-	h.publish(topic, "progress", `{"workflow":"wf-saga-b","title":"Saga B: provision project 42","step":"create schema","progress":0.1,"status":"running","agent":"agent-b"}`)
-	h.publish(topic, "lock", `{"key":"project-42","holder":"agent-b","fence":8,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-b"}`)
-	// Both sagas keep working, so neither stalls; the build goes silent and does.
+	// Both sagas keep working from the moment they start, every 500 ms, so neither is ever silent for stall_after;
+	// the build goes silent and stalls.
+	var sagaB atomic.Bool
 	wg.Go(func() {
 		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
@@ -49,6 +47,9 @@ func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
 			case <-tick.C:
 			}
 			for _, wf := range []string{"a", "b"} {
+				if wf == "b" && !sagaB.Load() {
+					continue
+				}
 				p := min(0.9, 0.3+float64(i)*0.01)
 				_, _ = h.Pub.Publish(ctx, topic, "progress", fmt.Appendf(nil,
 					`{"workflow":"wf-saga-%s","step":"create schema","progress":%.2f,"status":"running","agent":"agent-%s"}`, wf, p, wf))
@@ -58,6 +59,12 @@ func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
 			}
 		}
 	})
+	h.publish(topic, "progress", `{"workflow":"wf-build","title":"Build web frontend","step":"compile","progress":0.5,"status":"running","agent":"agent-c"}`)
+	h.publish(topic, "progress", `{"workflow":"wf-tests","title":"Integration tests","step":"suite 3/7","progress":0.4,"status":"failed","agent":"agent-d","message":"3 tests failed"}`)
+	time.Sleep(1500 * time.Millisecond) // the second holder comes later, so the timeline shows two holds overlapping
+	h.publish(topic, "progress", `{"workflow":"wf-saga-b","title":"Saga B: provision project 42","step":"create schema","progress":0.1,"status":"running","agent":"agent-b"}`)
+	h.publish(topic, "lock", `{"key":"project-42","holder":"agent-b","fence":8,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-b"}`)
+	sagaB.Store(true)
 
 	verdicts := `__hub.state === 'live' &&
 		` + cardSel("wf-build") + `?.dataset.shown === 'stalled' &&
@@ -65,8 +72,11 @@ func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
 		` + cardSel("wf-saga-b") + `?.textContent.includes('Duplicate run (hub verdict) on project-42') &&
 		!!document.querySelector('#alarms:not([hidden])')?.textContent.includes('Duplicate run (hub verdict)')`
 	waitJS(t, tab, 15*time.Second, "the hub's stall and duplicate verdicts on the cards and in the alarms", verdicts)
+	// A machine stalled for stall_after can make even a busy saga stall for a moment (the hub then says recovered at
+	// its next event); what must not happen is a saga that keeps working staying stalled.
 	if got := evalJS[string](t, tab, cardSel("wf-saga-a")+`.dataset.shown`); got != "running" {
-		t.Errorf("wf-saga-a shown as %q, want running (its events keep coming)", got)
+		t.Logf("wf-saga-a shown as %q at the verdicts; waiting for its next events", got)
+		waitJS(t, tab, 3*time.Second, "wf-saga-a shown running (its events keep coming)", cardSel("wf-saga-a")+`?.dataset.shown === 'running'`)
 	}
 
 	evalJS[bool](t, tab, `document.querySelector('#timeline summary').click(), true`)

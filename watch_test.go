@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
