@@ -72,35 +72,121 @@ type Envelope struct {
 
 // decodeLive parses a live message: an envelope, or any other JSON (an ephemeral event). It returns the event and
 // an empty reason, or a drop reason; for an envelope whose id and prev parse, ev is set even when it is dropped, so
-// the caller can still advance past it.
+// the caller can still advance past it. An envelope exactly as the script writes it is read by fastEnvelope;
+// anything else by decodeLiveSlow, with the same result.
 func decodeLive(topic string, payload []byte, max int) (ev *hub.Event, reason string) {
+	if len(payload) > max+256 {
+		return nil, dropTooLarge
+	}
+	if env, ok := fastEnvelope(payload); ok {
+		// env.Data aliases payload, which the caller converts from the go-redis string: a copy no one else holds.
+		return envelopeEvent(topic, env, max)
+	}
+	return decodeLiveSlow(topic, payload, max)
+}
+
+// decodeLiveSlow is decodeLive through encoding/json alone: the reference fastEnvelope is fuzzed against.
+func decodeLiveSlow(topic string, payload []byte, max int) (ev *hub.Event, reason string) {
 	if len(payload) > max+256 {
 		return nil, dropTooLarge
 	}
 	var env Envelope
 	if bytes.HasPrefix(bytes.TrimSpace(payload), []byte("{")) && json.Unmarshal(payload, &env) == nil && env.ID != "" && env.Data != nil {
-		id, err1 := hub.ParseID(env.ID)
-		prev, err2 := hub.ParseID(env.Prev)
-		if err1 != nil || err2 != nil {
-			return nil, dropBadEnvelope
-		}
-		ev = &hub.Event{Topic: topic, ID: id, IDText: env.ID, Prev: prev, Type: env.Type, Data: env.Data, Source: hub.SourceLive}
-		if hub.ValidateType(env.Type) != nil {
-			return ev, dropBadType
-		}
-		if controlType(env.Type) {
-			return ev, dropReserved
-		}
-		if len(env.Data) > max {
-			return ev, dropTooLarge
-		}
-		return ev, ""
+		return envelopeEvent(topic, env, max)
 	}
 	if r := checkData(payload, max); r != "" {
 		return nil, r
 	}
 	return &hub.Event{Topic: topic, Type: hub.DefaultType, Data: payload, Source: hub.SourceEphemeral}, ""
 }
+
+// envelopeEvent turns a decoded envelope into an event, or says why it must be dropped.
+func envelopeEvent(topic string, env Envelope, max int) (*hub.Event, string) {
+	id, err1 := hub.ParseID(env.ID)
+	prev, err2 := hub.ParseID(env.Prev)
+	if err1 != nil || err2 != nil {
+		return nil, dropBadEnvelope
+	}
+	ev := &hub.Event{Topic: topic, ID: id, IDText: env.ID, Prev: prev, Type: env.Type, Data: env.Data, Source: hub.SourceLive}
+	if hub.ValidateType(env.Type) != nil {
+		return ev, dropBadType
+	}
+	if controlType(env.Type) {
+		return ev, dropReserved
+	}
+	if len(env.Data) > max {
+		return ev, dropTooLarge
+	}
+	return ev, ""
+}
+
+// The envelope as publish.lua concatenates it: {"id":"<id>","prev":"<id>","type":"<type>","data":<data>}.
+const (
+	envID   = `{"id":"`
+	envPrev = `","prev":"`
+	envType = `","type":"`
+	envData = `","data":`
+)
+
+// idBytes and typeBytes are the characters of a stream id and of an event type: nothing json.Unmarshal would
+// unescape or replace, so a string made of them decodes to its own bytes.
+var idBytes, typeBytes = byteSet("0123456789-"), byteSet("abcdefghijklmnopqrstuvwxyz0123456789._-")
+
+func byteSet(chars string) (set [256]bool) {
+	for i := 0; i < len(chars); i++ {
+		set[chars[i]] = true
+	}
+	return set
+}
+
+// fastEnvelope reads an envelope laid out byte for byte as the script writes it, without encoding/json's
+// reflection, and returns what json.Unmarshal would. ok is false for any other layout (escapes, whitespace, other
+// key order or case, more keys, other characters in id, prev or type); decodeLiveSlow reads those.
+func fastEnvelope(payload []byte) (env Envelope, ok bool) {
+	n := len(payload)
+	if n == 0 || payload[n-1] != '}' || !hasAt(payload, 0, envID) {
+		return env, false
+	}
+	idEnd, ok1 := field(payload, len(envID), &idBytes, envPrev)
+	prevEnd, ok2 := field(payload, idEnd+len(envPrev), &idBytes, envType)
+	typeEnd, ok3 := field(payload, prevEnd+len(envType), &typeBytes, envData)
+	if !ok1 || !ok2 || !ok3 {
+		return env, false
+	}
+	start := typeEnd + len(envData)
+	data := payload[start : n-1 : n-1] // all up to the final }, which must close the envelope: one JSON value
+	if len(data) == 0 || isSpace(data[0]) || isSpace(data[len(data)-1]) || !json.Valid(data) {
+		return env, false
+	}
+	// Valid data nested maxNestingDepth deep is one level too deep inside the envelope for encoding/json; nesting
+	// that deep takes twice as many bytes.
+	if len(data) >= 2*maxNestingDepth && !json.Valid(payload) {
+		return env, false
+	}
+	head := string(payload[:start]) // one allocation for id, prev and type
+	return Envelope{
+		ID:   head[len(envID):idEnd],
+		Prev: head[idEnd+len(envPrev) : prevEnd],
+		Type: head[prevEnd+len(envType) : typeEnd],
+		Data: data,
+	}, true
+}
+
+// maxNestingDepth is how deeply encoding/json's scanner nests arrays and objects.
+const maxNestingDepth = 10000
+
+// field returns the end of the non-empty run of allowed bytes at i, and whether sep follows it.
+func field(p []byte, i int, allowed *[256]bool, sep string) (end int, ok bool) {
+	end = i
+	for end < len(p) && allowed[p[end]] {
+		end++
+	}
+	return end, end > i && hasAt(p, end, sep)
+}
+
+func hasAt(p []byte, i int, s string) bool { return len(p)-i >= len(s) && string(p[i:i+len(s)]) == s }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func describeDrop(reason string) string {
 	switch reason {
