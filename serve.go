@@ -21,6 +21,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/eventschema"
+	"github.com/syncverse/hub/internal/memtrim"
 	"github.com/syncverse/hub/internal/server"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
@@ -77,6 +78,9 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 	}
 	sweeper, dispatcher := watchWorkflows(cfg, rdb, p.pub, p.reg, log)
 	g.Go(func() error { return sweeper.Run(bg) })
+	g.Go(func() error {
+		return memtrim.Run(bg, memtrim.Config{Churn: p.events.Churn, Burst: cfg.SSE.TrimAfterBurst, Log: log, Metrics: p.trims})
+	})
 	g.Go(func() error { return dispatcher.Run(bg) })
 	g.Go(func() error {
 		select {
@@ -106,6 +110,7 @@ type parts struct {
 	sub       *pubsub.Subscriber
 	pub       *pubsub.Publisher
 	events    *sse.Handler
+	trims     *memtrim.Metrics
 	sec       *server.Security
 	check     *eventschema.Checker
 	srv       *http.Server
@@ -159,6 +164,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	evCfg := cfg.EventsConfig()
 	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(p.reg), sec.AdmitStream, sec.AuthorizeStream
 	p.events = sse.New(p.hub, evCfg)
+	p.trims = memtrim.NewMetrics(p.reg)
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
 			Logger: log, Events: p.events, Security: sec, Checker: p.check}),

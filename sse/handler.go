@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -81,9 +82,10 @@ func (c Config) withDefaults() Config {
 // the client leaves, is evicted, its permission ends, or the hub shuts down. Raw HTTP/1.1 streams outlive their
 // ServeHTTP call (see rawStream): close the hub, then call Shutdown to wait for them.
 type Handler struct {
-	hub *hub.Hub
-	cfg Config
-	log *streamLog
+	hub   *hub.Hub
+	cfg   Config
+	log   *streamLog
+	churn atomic.Int64 // streams opened plus streams closed
 	engine
 }
 
@@ -92,6 +94,10 @@ func New(h *hub.Hub, cfg Config) *Handler {
 	cfg = cfg.withDefaults()
 	return &Handler{hub: h, cfg: cfg, log: &streamLog{limit: cfg.LogLimit}, engine: newEngine()}
 }
+
+// Churn is the number of streams opened plus the number closed so far: what a burst of connects or disconnects
+// moves (internal/memtrim watches it).
+func (h *Handler) Churn() int64 { return h.churn.Load() }
 
 // request is a validated /events request.
 type request struct {
@@ -197,6 +203,7 @@ type streamInfo struct {
 }
 
 func (h *Handler) opened(r *http.Request, req *request, raw bool) *streamInfo {
+	h.churn.Add(1)
 	h.cfg.Metrics.opened.Inc()
 	h.cfg.Metrics.active.Inc()
 	engine := "net/http"
@@ -210,6 +217,7 @@ func (h *Handler) opened(r *http.Request, req *request, raw bool) *streamInfo {
 }
 
 func (h *Handler) closed(info *streamInfo, reason CloseReason, events int64) {
+	h.churn.Add(1)
 	h.cfg.Metrics.active.Dec()
 	h.cfg.Metrics.closed.WithLabelValues(string(reason)).Inc()
 	h.log.event(h.cfg.Logger, time.Now()).Str("remote", info.remote).Strs("topics", info.topics).Str("reason", string(reason)).

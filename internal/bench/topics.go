@@ -88,6 +88,9 @@ func topics(ctx context.Context, b *benchRun) (*Result, error) {
 	if tr.Idle, err = r.idlePhase(ctx); err != nil {
 		return nil, err
 	}
+	if held, err := readProc(r.b.t.pid); err == nil && res.Proc != nil { // what the streams hold once idle
+		res.Proc.RSSHeldPerConnKiB = (mib(held.rss) - res.Proc.RSSBeforeMiB) * 1024 / float64(o.conns)
+	}
 	ch, err := r.loadPhase(ctx, res)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/eventschema"
+	"github.com/syncverse/hub/internal/memtrim"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
@@ -88,6 +89,9 @@ type SSEConfig struct {
 	// Detach serves HTTP/1.1 streams on sse's raw engine (no goroutine per idle stream); false leaves every stream
 	// with net/http, one goroutine each.
 	Detach bool `yaml:"detach"`
+	// TrimAfterBurst is the churn (streams opened plus closed) after which, once it falls quiet, the hub hands the
+	// burst's free memory back to the OS (internal/memtrim); 0: never.
+	TrimAfterBurst int64 `yaml:"trim_after_burst"`
 }
 
 type HistoryConfig struct {
@@ -190,7 +194,7 @@ func Default() Config {
 		Redis: RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: pubsub.DefaultPrefix, TailCheck: pubsub.DefaultTailCheck,
 			PublishRetry: pubsub.DefaultRetryBudget},
 		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
-			WriteTimeout: sse.DefaultWriteTimeout, Detach: true},
+			WriteTimeout: sse.DefaultWriteTimeout, Detach: true, TrimAfterBurst: memtrim.DefaultBurst},
 		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen, IdempotencyTTL: pubsub.DefaultIdempotencyTTL},
 		Events:  EventsCheck{Validation: eventschema.DefaultMode},
 		Limits: LimitsConfig{

@@ -28,6 +28,7 @@ func (c *Config) Validate() error {
 	check(c.SSE.ClientBuffer >= 1, "sse.client_buffer: must be at least 1")
 	check(c.SSE.Retry > 0, "sse.retry: must be positive")
 	check(c.SSE.WriteTimeout > 0, "sse.write_timeout: must be positive")
+	check(c.SSE.TrimAfterBurst >= 0, "sse.trim_after_burst: must not be negative (0 turns trimming off)")
 	check(c.History.MaxLen >= 1, "history.max_len: must be at least 1")
 	check(c.History.MaxAge >= 0, "history.max_age: must not be negative")
 	check(c.History.IdempotencyTTL >= time.Millisecond, "history.idempotency_ttl: must be at least 1ms")

@@ -1,0 +1,137 @@
+package memtrim
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rs/zerolog"
+)
+
+// The rule, looked at once a second over a 5 s quiet window: a burst is trimmed once, after it; churn that never
+// stops, or stays below the burst, is not.
+func TestWatchTrimsOnceAfterEachBurst(t *testing.T) {
+	cfg := Config{Burst: 1000, Quiet: 5 * time.Second, Every: time.Second, Gap: time.Minute, Churn: func() int64 { return 0 }}
+	start := time.Unix(1_000_000, 0)
+	w := newWatch(cfg, start)
+	var churn int64
+	var trims []int
+	look := func(second int) {
+		now := start.Add(time.Duration(second) * time.Second)
+		if w.due(churn, now) {
+			trims = append(trims, second)
+			w.trimmed(now)
+		}
+	}
+	second := 0
+	for ; second < 10; second++ { // a burst of 5,000 opens over 10 s
+		churn += 500
+		look(second)
+	}
+	for ; second < 30; second++ { // quiet, but for a trickle below a tenth of the burst per window
+		churn += 10
+		look(second)
+	}
+	if len(trims) != 1 || trims[0] != 14 {
+		t.Fatalf("trims at seconds %v, want one, at second 14 (5 s after the burst)", trims)
+	}
+	for ; second < 300; second++ { // steady churn of 200/s: memory is reused, never trimmed
+		churn += 200
+		look(second)
+	}
+	if len(trims) != 1 {
+		t.Fatalf("trims at seconds %v during steady churn, want none after the first", trims)
+	}
+	for ; second < 320; second++ { // the churn stops: what it left behind is handed back
+		look(second)
+	}
+	if len(trims) != 2 {
+		t.Fatalf("trims at seconds %v, want a second one once the steady churn stopped", trims)
+	}
+	for ; second < 400; second++ { // small bursts below Burst are left alone
+		if second%20 == 0 {
+			churn += 600
+		}
+		look(second)
+	}
+	if len(trims) != 2 {
+		t.Fatalf("trims at seconds %v after bursts below the threshold, want none more", trims)
+	}
+}
+
+// Gap holds back a second trim after a first one.
+func TestWatchKeepsTheGapBetweenTrims(t *testing.T) {
+	cfg := Config{Burst: 100, Quiet: 2 * time.Second, Every: time.Second, Gap: time.Minute, Churn: func() int64 { return 0 }}
+	start := time.Unix(1_000_000, 0)
+	w := newWatch(cfg, start)
+	var churn int64
+	var trims []int
+	for second := 0; second < 120; second++ {
+		if second%10 == 0 { // a burst every 10 s
+			churn += 1000
+		}
+		now := start.Add(time.Duration(second) * time.Second)
+		if w.due(churn, now) {
+			trims = append(trims, second)
+			w.trimmed(now)
+		}
+	}
+	if len(trims) != 2 || trims[1]-trims[0] < 60 {
+		t.Fatalf("trims at seconds %v, want two at least a minute apart", trims)
+	}
+}
+
+// Run with the real FreeOSMemory: garbage left by a burst goes back to the OS, and the trim is counted.
+func TestRunHandsGarbageBack(t *testing.T) {
+	var churn atomic.Int64
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = Run(ctx, Config{Churn: churn.Load, Burst: 100, Quiet: 30 * time.Millisecond, Every: 10 * time.Millisecond,
+			Gap: time.Millisecond, Log: zerolog.Nop(), Metrics: m})
+	})
+	defer func() { cancel(); wg.Wait() }()
+
+	garbage := make([][]byte, 0, 64)
+	for range 64 {
+		garbage = append(garbage, make([]byte, 1<<20))
+	}
+	runtime.KeepAlive(garbage)
+	garbage = nil
+	before := heapReleased()
+	churn.Add(1000) // the burst
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(m.trims) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no trim within 10 s of a burst that ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := heapReleased() - before; got < 32<<20 {
+		t.Errorf("heap released rose by %d MiB after the trim, want at least 32 of the 64 MiB of garbage", got>>20)
+	}
+	if got := testutil.ToFloat64(m.released); got < 32<<20 {
+		t.Errorf("hub_memory_trim_released_bytes_total = %.0f, want at least 32 MiB", got)
+	}
+}
+
+// A burst of 0 turns trimming off: Run returns at once.
+func TestRunOff(t *testing.T) {
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), Config{Churn: func() int64 { return 1 << 40 }}) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run with Burst 0 did not return")
+	}
+}
