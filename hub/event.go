@@ -50,6 +50,16 @@ const (
 	ResetReplayLimit = "replay-limit"      // more events were missed than one request may replay
 )
 
+// GapReason says why a stream whose first entry after position names prev as its predecessor does not continue
+// position (prev != position): entries after position were trimmed (prev is newer), or position itself is gone
+// from a stream that holds entries around it, or the stream began again (prev is older, or zero): Redis lost data.
+func GapReason(position, prev ID) string {
+	if position.Less(prev) {
+		return ResetTruncated
+	}
+	return ResetLost
+}
+
 // NewReset builds the event that tells a client it missed events it cannot get back, so it must reload the
 // snapshot. oldest is the first event it will receive next (zero if none).
 func NewReset(topic, reason string, oldest ID) *Event {

@@ -61,6 +61,15 @@ func (f *fakeStore) trim(topic string, keep int) {
 	}
 }
 
+// dropNewest drops the newest n events of topic, as a failover to a replica that had not received them does; later
+// ids keep growing, the first naming the newest survivor as its Prev.
+func (f *fakeStore) dropNewest(topic string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.streams[topic]
+	f.streams[topic] = s[:max(0, len(s)-n)]
+}
+
 // lose empties topic as a Redis restart without persistence would; later ids keep growing, with Prev 0-0 first.
 func (f *fakeStore) lose(topic string) {
 	f.mu.Lock()

@@ -59,6 +59,12 @@ func TestStartReplays(t *testing.T) {
 			want:  append([]string{resetOf("t", ResetLost, "6-0")}, ids("t", 6, 7)...), wantPos: ID{Ms: 7},
 		},
 		{
+			name:  "position vanished in a failover, the stream went on: lost",
+			setup: func(st *fakeStore) { st.append("t", 5); st.dropNewest("t", 2); st.append("t", 2) },
+			from:  From{After: ID{Ms: 5}, Set: true},
+			want:  append([]string{resetOf("t", ResetLost, "6-0")}, ids("t", 6, 7)...), wantPos: ID{Ms: 7},
+		},
+		{
 			name:  "position newer than the newest: lost",
 			setup: func(st *fakeStore) { st.append("t", 5) },
 			from:  From{After: ID{Ms: 99}, Set: true},

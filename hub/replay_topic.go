@@ -39,10 +39,7 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 			return s.skipToEnd(ctx, i, sink)
 		}
 		if page[0].Prev != p.last {
-			reason := ResetTruncated
-			if page[0].Prev.IsZero() {
-				reason = ResetLost
-			}
+			reason := GapReason(p.last, page[0].Prev)
 			s.hub.cfg.Logger.Debug().Str("topic", topic).Str("after", p.last.String()).Str("reason", reason).Msg("replay: reset")
 			if err := sink.Deliver([]*Event{NewReset(topic, reason, page[0].ID)}); err != nil {
 				return err

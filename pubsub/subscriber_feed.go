@@ -190,10 +190,7 @@ func (p *processor) repairFeed(ctx context.Context, f *feed) {
 			return // f.repair stays set: catchUp tries again
 		}
 		if len(evs) > 0 && evs[0].Prev != f.last {
-			reason := hub.ResetTruncated
-			if evs[0].Prev.IsZero() {
-				reason = hub.ResetLost
-			}
+			reason := hub.GapReason(f.last, evs[0].Prev)
 			p.log.Debug().Str("topic", f.topic).Str("after", from.String()).Str("reason", reason).Msg("repair: stream does not continue; reset")
 			p.b.Broadcast(hub.NewReset(f.topic, reason, evs[0].ID))
 		}

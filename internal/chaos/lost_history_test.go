@@ -47,6 +47,8 @@ func (r *failoverRig) verifyLossy(f *Fleet, truth map[string][]hub.ID, load *key
 					reasons[g.Reason]++
 					if len(vanished[topic]) == 0 {
 						t.Errorf("client %d topic %s: reset %q where no history was lost", i, topic, g.Reason)
+					} else if g.Reason != hub.ResetLost {
+						t.Errorf("client %d topic %s: reset %q, want %s: its position vanished, nothing was trimmed", i, topic, g.Reason, hub.ResetLost)
 					}
 				}
 				if !g.Reset && vanished[topic][g.ID] {
@@ -96,6 +98,9 @@ func (r *failoverRig) resumeFromVanished(truth map[string][]hub.ID, vanished map
 		for _, g := range c.Received(topic) {
 			if g.Reset {
 				reasons[g.Reason]++
+				if g.Reason != hub.ResetLost {
+					t.Errorf("a client resuming %s from the vanished id %v: reset %q, want %s", topic, from, g.Reason, hub.ResetLost)
+				}
 			}
 		}
 	}
