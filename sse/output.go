@@ -29,10 +29,14 @@ type output interface {
 	// deadline that passes while nothing is written resets the stream.
 	setWriteDeadline(t time.Time)
 	rest() bool
-	// cut ends a write in progress now; it may be called from any goroutine (the subscription's end).
-	cut()
+	// cut ends a write in progress by at (now: at once); it may be called from any goroutine (the subscription's
+	// end). After release it does nothing.
+	cut(at time.Time)
 	// finalDeadline is the deadline of the last words of a stream that has ended, which cut may have set to the past.
 	finalDeadline(t time.Time)
+	// release tells the output that its stream is done with it: net/http's writer is not the stream's once the
+	// handler returns, so a cut from another goroutine must not touch it then.
+	release()
 	// leftOnError reports whether any failed write means the client left: true where nothing else tells (a raw
 	// connection); net/http cancels the request's context instead.
 	leftOnError() bool

@@ -2,6 +2,7 @@ package sse
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,6 +17,10 @@ type httpOutput struct {
 	// writing is set while a write is in progress, so that cut cuts only that: a deadline in the past would also fail
 	// the end of the body that net/http writes after the handler returns, and over HTTP/2 it resets the stream.
 	writing atomic.Bool
+	// mu orders a cut (another goroutine's) before release: a cut that saw writing set may come after the write, and
+	// by then the handler may have returned, its ResponseWriter gone back to net/http's pool (over HTTP/2: nil).
+	mu       sync.Mutex
+	released bool // under mu
 }
 
 func newHTTPOutput(w http.ResponseWriter, r *http.Request, done <-chan struct{}) *httpOutput {
@@ -63,10 +68,18 @@ func (o *httpOutput) rest() bool {
 	return true
 }
 
-func (o *httpOutput) cut() {
-	if o.writing.Load() {
-		_ = o.rc.SetWriteDeadline(time.Now())
+func (o *httpOutput) cut(at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.released && o.writing.Load() {
+		_ = o.rc.SetWriteDeadline(at)
 	}
+}
+
+func (o *httpOutput) release() {
+	o.mu.Lock()
+	o.released = true
+	o.mu.Unlock()
 }
 
 func (o *httpOutput) finalDeadline(t time.Time) {

@@ -147,7 +147,8 @@ func (o *rawOutput) tryOnce(fd uintptr) bool {
 }
 
 func (o *rawOutput) setWriteDeadline(t time.Time) { o.deadline = t }
-func (o *rawOutput) cut()                         { _ = o.nc.SetWriteDeadline(time.Now()) }
+func (o *rawOutput) cut(at time.Time)             { _ = o.nc.SetWriteDeadline(at) }
+func (o *rawOutput) release()                     {} // the connection is the stream's until it closes it
 
 // finalDeadline also applies to a write that does not wait: the connection's deadline, once passed, refuses any.
 func (o *rawOutput) finalDeadline(t time.Time) {

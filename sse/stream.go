@@ -70,14 +70,24 @@ func (s *stream) silent(now time.Time, slack time.Duration) bool {
 func (s *stream) past(now time.Time) bool { return !s.until.IsZero() && !now.Before(s.until) }
 
 // cutWhenEnded is the stream's part of the subscription's wake: its end cuts a write in progress short, since an
-// evicted client is usually stuck in a write to a full socket.
+// evicted client is usually stuck in a write to a full socket. On shutdown the write has until the final deadline
+// instead (finalWithin): cut at once, it would take the retry hint with it (over HTTP/2 a deadline in the past
+// resets the stream), and the write in progress is often one the client has already read, only not yet returned.
+// A client that reads gets the rest and then the hint; one whose socket stays full that long is cut without it.
 func (s *stream) cutWhenEnded() {
 	select {
 	case <-s.sub.Done():
-		s.out.cut()
+		at := time.Now()
+		if s.sub.Reason() == hub.ReasonShutdown {
+			at = at.Add(s.finalWithin())
+		}
+		s.out.cut(at)
 	default:
 	}
 }
+
+// finalWithin is how long a stream that has ended may take over its last words.
+func (s *stream) finalWithin() time.Duration { return min(s.h.cfg.WriteTimeout, time.Second) }
 
 // step results
 const (
@@ -303,7 +313,7 @@ func (s *stream) writeAt(b []byte, now time.Time) error {
 // only if the socket takes it at once: the connection closes next either way.
 func (s *stream) writeFinal(p []byte) error {
 	now := time.Now()
-	s.out.finalDeadline(now.Add(min(s.h.cfg.WriteTimeout, time.Second)))
+	s.out.finalDeadline(now.Add(s.finalWithin()))
 	s.rearm = time.Time{}
 	return s.flushOut(s.out.last(p), now)
 }

@@ -12,6 +12,7 @@ import (
 // end), the permission's end and the heartbeat timer, each followed by a step.
 func (s *stream) serve(ctx context.Context, from []hub.From) CloseReason {
 	s.sub.OnWake(s.cutWhenEnded)
+	defer s.out.release() // before the handler returns: a wake that comes later must not cut its ResponseWriter
 	if err := s.write(s.out.open(retryFrame(s.h.cfg.Retry))); err != nil {
 		return CloseWriteError
 	}
