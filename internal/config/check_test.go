@@ -2,10 +2,12 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +93,46 @@ func TestConfigFileYAMLFeatures(t *testing.T) {
 	if err != nil || cfg.SSE.Heartbeat != 2*time.Second || cfg.Log.Level != "info" {
 		t.Fatalf("Load(anchor, null) = heartbeat %v, level %q, %v; want 2s, the default info, nil", cfg.SSE.Heartbeat, cfg.Log.Level, err)
 	}
+}
+
+// An alias to the mapping that holds it is a loop the YAML parser takes; the check refuses it instead of walking it
+// until the stack runs out (the hub died of that). Aliases of aliases that multiply stop at maxAliases, reported once
+// with every other problem, each said once however often the aliases repeat it.
+func TestConfigFileAliasLoopsAndBombs(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"merge of itself", "sse: &s {<<: *s}\n", ": line 1: sse.<<: *s names a mapping or list that holds it (a loop)"},
+		{"merge list with itself", "sse: &s\n  heartbeat: 2s\n  <<: [*s]\n", ": line 3: sse.<<: *s names a mapping or list that holds it (a loop)"},
+		{"list holding itself", "workflows: &w {rules: [*w]}\n", ": line 1: workflows.rules[0]: *w names a mapping or list that holds it (a loop)"},
+		{"the file holding itself", "&f {sse: *f}\n", ": line 1: sse: *f names a mapping or list that holds it (a loop)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := cfgFile(t, c.yaml)
+			_, err := cfgLoad(t, nil, "--config", path)
+			if err == nil || err.Error() != path+c.want {
+				t.Fatalf("Load(%q) = %v, want %s", c.yaml, err, path+c.want)
+			}
+		})
+	}
+	t.Run("nine levels of nine aliases", func(t *testing.T) {
+		lines := []string{"sse: &a0 {heartbeat: 2s}"}
+		for i, section := range []string{"log", "redis", "history", "limits", "auth", "notify", "workflows", "metrics", "web"} {
+			lines = append(lines, fmt.Sprintf("%s: &a%d {<<: [%s]}", section, i+1, strings.Repeat(fmt.Sprintf("*a%d, ", i), 8)+fmt.Sprintf("*a%d", i)))
+		}
+		path := cfgFile(t, strings.Join(lines, "\n")+"\n")
+		_, err := cfgLoad(t, nil, "--config", path)
+		if err == nil {
+			t.Fatal("Load(9^9 aliases) = nil, want refused")
+		}
+		said := strings.Split(err.Error(), "\n")
+		if !slices.ContainsFunc(said, func(l string) bool {
+			return strings.HasSuffix(l, "the file expands more than 1000, its aliases nest too deep")
+		}) {
+			t.Errorf("Load(9^9 aliases) said\n%s\nwant the aliases' limit named", err)
+		}
+		if len(said) > 20 || !slices.Contains(said, path+": line 1: unknown key log.heartbeat") {
+			t.Errorf("Load(9^9 aliases) said %d lines, want each problem once (log.heartbeat among them):\n%s", len(said), err)
+		}
+	})
 }
 
 // Sources names where each value came from: the default, the file's line, the variable, or the flag.
@@ -236,7 +278,7 @@ func FuzzConfigFile(f *testing.F) {
 		"listen: 127.0.0.1:1\n", "redis:\n  ulr: x\n", "sse:\n  heartbeat: 15\n", "limits:\n  max_connections: many\n",
 		"workflows:\n  rules:\n    - topics: a.*\n      stall_after: 5m\n", "auth:\n  roles:\n    ops:\n      subscribe: [a]\n",
 		"notify:\n  webhooks:\n    - url: https://x\n      kinds: [failed]\n", "auth:\n  anonymous: true\n", "a: &x 1\nb: *x\n",
-		"sse: &s {heartbeat: 2s}\nlog: {<<: *s}\n", "history:\n  max_len: 0x10\n", "limits:\n  publish_rate: .inf\n",
+		"sse: &s {heartbeat: 2s}\nlog: {<<: *s}\n", "sse: &s {<<: *s}\n", "history:\n  max_len: 0x10\n", "limits:\n  publish_rate: .inf\n",
 	} {
 		f.Add(seed)
 	}

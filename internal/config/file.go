@@ -2,12 +2,14 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,18 +61,65 @@ type fileCheck struct {
 	path string
 	src  Sources
 	errs []error
+	// open holds the mappings and lists being walked, so that an alias to one of them (a loop, which the YAML parser
+	// takes) is refused instead of walked forever; aliases counts the aliases followed, which nesting can multiply.
+	open    map[*yaml.Node]bool
+	aliases int
+}
+
+// maxAliases bounds the aliases one file may expand: a handful is what a configuration uses, and aliases of aliases
+// of lists multiply the walk (a few lines can name a billion nodes).
+const maxAliases = 1000
+
+// resolve follows an alias to what it names; false (the problem reported) for a loop or too many aliases.
+func (c *fileCheck) resolve(n *yaml.Node, key string) (*yaml.Node, bool) {
+	if n.Kind != yaml.AliasNode {
+		return n, true
+	}
+	c.aliases++
+	switch {
+	case c.aliases == maxAliases+1:
+		c.fail(n, "%s: *%s is one alias too many: the file expands more than %d, its aliases nest too deep", orFile(key), n.Value, maxAliases)
+		return nil, false
+	case c.aliases > maxAliases:
+		return nil, false
+	case c.open[n.Alias]:
+		c.fail(n, "%s: *%s names a mapping or list that holds it (a loop)", orFile(key), n.Value)
+		return nil, false
+	}
+	return n.Alias, true
+}
+
+// orFile names key, or the file itself for its top level.
+func orFile(key string) string { return cmp.Or(key, "the file") }
+
+// enter marks a mapping or list as being walked until the returned function runs.
+func (c *fileCheck) enter(n *yaml.Node) func() {
+	if c.open == nil {
+		c.open = map[*yaml.Node]bool{}
+	}
+	c.open[n] = true
+	return func() { delete(c.open, n) }
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
+// fail records a problem at n's line, once: an alias walks the mapping it names again, with the same problems.
 func (c *fileCheck) fail(n *yaml.Node, format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("%s: line %d: %s", c.path, n.Line, fmt.Sprintf(format, args...)))
+	err := fmt.Errorf("%s: line %d: %s", c.path, n.Line, fmt.Sprintf(format, args...))
+	if !slices.ContainsFunc(c.errs, func(e error) bool { return e.Error() == err.Error() }) {
+		c.errs = append(c.errs, err)
+	}
 }
 
 // value checks node n as the value of key, of type t.
 func (c *fileCheck) value(n *yaml.Node, t reflect.Type, key string) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
+	n, ok := c.resolve(n, key)
+	if !ok {
+		return
+	}
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		defer c.enter(n)()
 	}
 	if n.ShortTag() == "!!null" {
 		return // yaml leaves the default
@@ -157,16 +206,18 @@ func (c *fileCheck) once(seen map[string]int, k *yaml.Node, section string) bool
 
 // merge checks the mappings a merge key (<<) brings into a section; yaml takes one or a list of them, nothing else.
 func (c *fileCheck) merge(v *yaml.Node, t reflect.Type, key string) {
-	if v.Kind == yaml.AliasNode {
-		v = v.Alias
+	v, ok := c.resolve(v, join(key, "<<"))
+	if !ok {
+		return
 	}
 	list := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
 		list = v.Content
 	}
 	for _, m := range list {
-		if m.Kind == yaml.AliasNode {
-			m = m.Alias
+		m, ok := c.resolve(m, join(key, "<<"))
+		if !ok {
+			continue
 		}
 		if m.Kind != yaml.MappingNode {
 			c.fail(m, "%s: wants keys and values (or a list of them) to merge", join(key, "<<"))
