@@ -118,7 +118,7 @@ const debug = {
     alarms: store.locks.active().length, locks: store.locks.byKey.size }; },
   get cursor() { return feed.cursor(); },
   get lastReset() { return feed.lastReset; },
-  get session() { return { state: session.state, subject: session.subject, expAt: session.expAt,
+  get session() { return { state: session.state, stateAt: session.stateAt, subject: session.subject, expAt: session.expAt,
     promptAt: session.promptAt, denied: [...feed.denied.keys()] }; },
   get stallAfterMs() { return store.stallAfterMs; },
   logIds: () => store.log.filter((e) => e.id).map((e) => ({ topic: e.topic, id: e.id })),

@@ -130,6 +130,7 @@ export class Session {
   setState(state) {
     if (state === this.state) return;
     this.state = state;
+    this.stateAt = performance.now(); // when, on the page's clock: what the console's own speed is measured by
     this.onChange(state);
   }
 }
