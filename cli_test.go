@@ -21,7 +21,7 @@ func hubCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 // The commands every `hub help` lists; other commands may join them.
-var listedCommands = []string{"serve", "publish", "demo", "dispatch-test", "bench", "healthcheck", "token", "config check", "version", "help"}
+var listedCommands = []string{"serve", "publish", "watch", "topics", "history", "demo", "dispatch-test", "bench", "healthcheck", "token", "config check", "version", "help"}
 
 func TestCLIHelpVersionAndErrors(t *testing.T) {
 	version := `^hub \S+ go\S+ \w+/\w+ revision \S+\n$`

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/pubsub"
@@ -158,4 +159,19 @@ func pythonWithRedis(t testing.TB) string {
 	}
 	t.Skip("no python3 with the redis module (apt-get install python3-redis); skipping")
 	return ""
+}
+
+// Every example agent publishes, without HUB_REDIS_URL, to the Redis that `go run . --demo` embeds, as `hub publish`
+// does: a newcomer's first agent reaches the demo's console with no setting.
+func TestExamplesDefaultToTheDemosRedis(t *testing.T) {
+	want := "redis://" + config.Default().Redis.EmbeddedAddr + "/0"
+	for _, path := range []string{"examples/shell/publish.sh", "examples/python/agent.py", "examples/go/agent/main.go"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s: default Redis is not %s (the demo's embedded Redis)", path, want)
+		}
+	}
 }

@@ -206,7 +206,7 @@ func Default() Config {
 			MaxTopicsScanKeys: 100000,
 		},
 		Log: LogConfig{Level: "info", Format: "json"},
-		Auth: AuthConfig{CookieName: "hub_token", ClockSkew: 10 * time.Second, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{},
+		Auth: AuthConfig{CookieName: auth.DefaultCookie, ClockSkew: auth.DefaultClockSkew, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{},
 			AllowedHosts: []string{}},
 		CORS: CORSConfig{AllowedOrigins: []string{}},
 		Workflows: WorkflowsConfig{StallAfter: workflow.DefaultStallAfter, Sweep: workflow.DefaultSweep,

@@ -2,9 +2,11 @@
 // workflow on it at the same time, and reports the workflow's progress while it works. Lock events (acquired,
 // released, lost) go to the same topic, so the console shows who holds what.
 //
-//	HUB_REDIS_URL=redis://127.0.0.1:6379/0 go run ./examples/go/agent -topic project.42 -workflow wf-go-1
+//	go run ./examples/go/agent -topic project.42 -workflow wf-go-1
 //
-// HUB_REDIS_URL takes every form the hub does (redis+cluster://, redis+sentinel://); HUB_REDIS_PREFIX defaults to hub.
+// HUB_REDIS_URL defaults to the Redis that `go run . --demo` embeds (redis://127.0.0.1:6380/0), as the shell and
+// Python examples do, and takes every form the hub does (redis+cluster://, redis+sentinel://); HUB_REDIS_PREFIX
+// defaults to hub.
 package main
 
 import (
@@ -42,7 +44,7 @@ func run(ctx context.Context) error {
 
 	url := os.Getenv("HUB_REDIS_URL")
 	if url == "" {
-		url = "redis://127.0.0.1:6379/0"
+		url = "redis://127.0.0.1:6380/0" // the demo's embedded Redis (redis.embedded_addr)
 	}
 	prefix := os.Getenv("HUB_REDIS_PREFIX")
 	rdb, err := pubsub.NewClient(url)
