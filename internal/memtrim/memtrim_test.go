@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
+
+	hubtestutil "github.com/syncverse/hub/internal/testutil"
 )
 
 // The rule, looked at once a second over a 5 s quiet window: a burst is trimmed once, after it; churn that never
@@ -107,13 +109,7 @@ func TestRunHandsGarbageBack(t *testing.T) {
 	garbage = nil
 	before := heapReleased()
 	churn.Add(1000) // the burst
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(m.trims) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("no trim within 10 s of a burst that ended")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	hubtestutil.Eventually(t, 10*time.Second, "a trim after a burst that ended", func() bool { return testutil.ToFloat64(m.trims) >= 1 })
 	if got := heapReleased() - before; got < 32<<20 {
 		t.Errorf("heap released rose by %d MiB after the trim, want at least 32 of the 64 MiB of garbage", got>>20)
 	}
