@@ -51,3 +51,27 @@ test('a token that no longer works at the start: onAuthExpired is asked before a
   await waitFor(() => w.client.position('js.auth2') === id, 5000, 'the event', w.dump);
   assert.deepEqual(w.ids('js.auth2'), [id]);
 });
+
+// Both of the hub's refusals: the snapshot's 403 (snapshots on) and the stream's 403 for a request naming a topic
+// outside the grant (snapshots off), after which the client asks /auth/session for the grant and reopens without it.
+for (const [how, snapshots] of [['the snapshot', true], ['the stream', false]]) {
+  test(`a topic the hub refuses (${how}: 403): named through onDenied, the others stream on`, live, async (t) => {
+    const hub = await startHub(t, await startRedis(t), { HUB_AUTH_HMAC_SECRET: secret });
+    const agent = await hub.token('--publish', '*', '--ttl', '1h');
+    const denied = [];
+    const w = watch(t, hub, ['js.open', 'js.secret'], {
+      token: await hub.token('--subscribe', 'js.open', '--ttl', '1h'),
+      snapshots,
+      onDenied: (d) => denied.push(d),
+    });
+    await w.client.start();
+    await waitFor(() => w.client.state === 'live', 10000, 'live on the allowed topic', w.dump);
+    assert.deepEqual(denied.map((d) => d.topic), ['js.secret']);
+    assert.ok(w.client.denied.has('js.secret') && !w.client.denied.has('js.open'));
+    const id = await hub.publish('js.open', { workflow: 'wf-open' }, { token: agent });
+    await hub.publish('js.secret', { workflow: 'wf-secret' }, { token: agent });
+    await waitFor(() => w.client.position('js.open') === id, 5000, 'the allowed topic\'s event', w.dump);
+    assert.deepEqual(w.ids('js.open'), [id]);
+    assert.deepEqual(w.ids('js.secret'), [], 'nothing of the refused topic');
+  });
+}
