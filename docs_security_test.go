@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/syncverse/hub/internal/config"
 )
 
 // docs/security.md gathers the keys of auth, limits and CORS in one table with their variables and defaults, for the
@@ -24,7 +26,7 @@ func TestDocsSecurityConfigTableMatchesConfigYAML(t *testing.T) {
 	for _, row := range rows {
 		keys, envs, defaults := splitCell(row[0]), splitCell(row[1]), splitCell(row[2])
 		for i, key := range keys {
-			want := "HUB_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+			want := config.EnvName(key)
 			if envs[0] != "(config.yaml only)" && (i >= len(envs) || envs[i] != want) {
 				t.Errorf("docs/security.md: %s's variable is %v, want %s", key, envs, want)
 			}

@@ -19,7 +19,7 @@ func ApplyEnv(cfg *Config, getenv func(string) string) error { return applyEnv(c
 func applyEnv(cfg *Config, getenv func(string) string, src Sources) error {
 	var errs []error
 	walk(reflect.ValueOf(cfg).Elem(), "", func(key string, v reflect.Value) {
-		name := envName(key)
+		name := EnvName(key)
 		raw, from, err := lookupEnv(key, name, getenv)
 		if err != nil {
 			errs = append(errs, err)
@@ -77,16 +77,16 @@ func IsSecret(key string) bool {
 	return false
 }
 
-// envName is a key's variable: redis.url is HUB_REDIS_URL.
-func envName(key string) string { return "HUB_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_")) }
+// EnvName is a key's variable: redis.url is HUB_REDIS_URL.
+func EnvName(key string) string { return "HUB_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_")) }
 
 // EnvNames lists every HUB_* variable the configuration reads, the _FILE forms of the secrets included.
 func EnvNames() []string {
 	var names []string
 	walk(reflect.ValueOf(&Config{}).Elem(), "", func(key string, _ reflect.Value) {
-		names = append(names, envName(key))
+		names = append(names, EnvName(key))
 		if IsSecret(key) {
-			names = append(names, envName(key)+"_FILE")
+			names = append(names, EnvName(key)+"_FILE")
 		}
 	})
 	return names

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ func loadFile(cfg *Config, path string, src Sources) error {
 	if len(doc.Content) == 0 {
 		return nil // empty, or comments only
 	}
-	c := fileCheck{path: path, src: src}
+	c := fileCheck{path: path, src: src, said: map[string]bool{}, open: map[*yaml.Node]bool{}}
 	c.value(doc.Content[0], reflect.TypeOf(Config{}), "")
 	if len(c.errs) > 0 {
 		return errors.Join(c.errs...)
@@ -61,6 +60,7 @@ type fileCheck struct {
 	path string
 	src  Sources
 	errs []error
+	said map[string]bool // the problems in errs, each recorded once
 	// open holds the mappings and lists being walked, so that an alias to one of them (a loop, which the YAML parser
 	// takes) is refused instead of walked forever; aliases counts the aliases followed, which nesting can multiply.
 	open    map[*yaml.Node]bool
@@ -95,9 +95,6 @@ func orFile(key string) string { return cmp.Or(key, "the file") }
 
 // enter marks a mapping or list as being walked until the returned function runs.
 func (c *fileCheck) enter(n *yaml.Node) func() {
-	if c.open == nil {
-		c.open = map[*yaml.Node]bool{}
-	}
 	c.open[n] = true
 	return func() { delete(c.open, n) }
 }
@@ -106,9 +103,10 @@ var durationType = reflect.TypeOf(time.Duration(0))
 
 // fail records a problem at n's line, once: an alias walks the mapping it names again, with the same problems.
 func (c *fileCheck) fail(n *yaml.Node, format string, args ...any) {
-	err := fmt.Errorf("%s: line %d: %s", c.path, n.Line, fmt.Sprintf(format, args...))
-	if !slices.ContainsFunc(c.errs, func(e error) bool { return e.Error() == err.Error() }) {
-		c.errs = append(c.errs, err)
+	msg := fmt.Sprintf("%s: line %d: %s", c.path, n.Line, fmt.Sprintf(format, args...))
+	if !c.said[msg] {
+		c.said[msg] = true
+		c.errs = append(c.errs, errors.New(msg))
 	}
 }
 
