@@ -29,12 +29,15 @@ func midWrite(t *testing.T, e *env, n int) (read func() *ssetest.Client) {
 		e.store.AddData("a", func(n uint64) []byte { return []byte(`{"n":` + strconv.Itoa(int(n)) + `,"pad":"` + pad + `"}`) })
 	}
 	resp := e.get(t, "topic=a", http.Header{"Last-Event-ID": {"0-0"}})
-	// Held, not merely slow (TLS under -race on one CPU): in the write, and nothing more written for a while.
-	written := func() float64 { return promtest.ToFloat64(e.hd.cfg.Metrics.written) }
+	// Held, not merely slow (TLS under -race on one CPU): in the write, and nothing more written for 100 ms of polls.
+	written, heldSince := -1.0, time.Time{}
 	testutil.Eventually(t, wait, "the replay's write held by the client's full window", func() bool {
-		before := written()
-		time.Sleep(100 * time.Millisecond)
-		return goroutinesIn("sse.(*httpOutput).write") == 1 && written() == before
+		w := promtest.ToFloat64(e.hd.cfg.Metrics.written)
+		if w != written || goroutinesIn("sse.(*httpOutput).write") != 1 {
+			written, heldSince = w, time.Now()
+			return false
+		}
+		return time.Since(heldSince) >= 100*time.Millisecond
 	})
 	return func() *ssetest.Client { return ssetest.Read(t, resp) }
 }
