@@ -102,7 +102,9 @@ func TestMinReplicasUndoesAnUnreplicatedGrant(t *testing.T) {
 // expires by its TTL, though the master itself renewed the key.
 func TestMinReplicasRenewalNeedsTheReplica(t *testing.T) {
 	m, r := redistest.StartPair(t)
-	o := lease.Options{TTL: time.Second, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(), MinReplicas: 1}
+	// A 3 s TTL gives the first grant's WAIT a second (TTL/3, at most 1 s): a third of a 1 s TTL missed the live
+	// replica on a loaded CI machine.
+	o := lease.Options{TTL: 3 * time.Second, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(), MinReplicas: 1}
 	l := newLocker(t, m.Client(), o)
 	ls, err := l.TryAcquire(context.Background(), "k")
 	if err != nil {
@@ -112,7 +114,7 @@ func TestMinReplicasRenewalNeedsTheReplica(t *testing.T) {
 	select {
 	case <-ls.Lost():
 	case <-time.After(10 * time.Second):
-		t.Fatalf("lease still held 10 s after its replica died, with a 1 s TTL and MinReplicas 1")
+		t.Fatalf("lease still held 10 s after its replica died, with a 3 s TTL and MinReplicas 1")
 	}
 	if cause := context.Cause(ls.Context()); !errors.Is(cause, lease.ErrExpired) {
 		t.Fatalf("cause = %v, want ErrExpired", cause)
