@@ -29,12 +29,10 @@ func runFailoverJSON(t *testing.T, minReplicas int, more ...string) (failoverRep
 	return r, err
 }
 
-// Without min_replicas, a master killed right after a grant is replaced by a replica that never saw it: a second
-// holder gets the key while the first still holds its lease, with the same fence. The replica is 500 ms behind, not
-// the default 50: on a loaded machine the kill can come later than 50 ms, and then the replica has the grant (the
-// run shows no duplicate, which is true, and the test would fail for the machine's sake).
+// Without min_replicas, a master killed right after a grant (its replica 50 ms behind) is replaced by a replica that
+// never saw it: a second holder gets the key while the first still holds its lease, with the same fence.
 func TestFailoverWithoutMinReplicasShowsDuplicates(t *testing.T) {
-	r, err := runFailoverJSON(t, 0, "--repl-delay", "500ms")
+	r, err := runFailoverJSON(t, 0)
 	if err != nil {
 		t.Fatalf("dispatch-test --failover = %v, want nil (it counts, without min-replicas it promises nothing)", err)
 	}
@@ -56,10 +54,8 @@ func TestFailoverWithMinReplicasHasNoDuplicates(t *testing.T) {
 
 // WAIT counts acknowledgements, not which replica will be promoted: when the replica that acknowledged dies with the
 // master (--zone-loss), the far replica that is promoted never saw the grant, and min_replicas 1 fails its promise.
-// The far replica is 500 ms behind, for the reason above: with 50 ms a loaded machine's late kill let it have the
-// grant in both runs.
 func TestFailoverZoneLossDefeatsOneReplica(t *testing.T) {
-	r, err := runFailoverJSON(t, 1, "--zone-loss", "--repl-delay", "500ms")
+	r, err := runFailoverJSON(t, 1, "--zone-loss")
 	if !errors.Is(err, ErrInvariant) || r.Duplicates == 0 {
 		t.Fatalf("dispatch-test --failover --zone-loss --min-replicas 1 = %v, report %+v; want duplicates and ErrInvariant", err, r)
 	}
