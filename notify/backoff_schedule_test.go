@@ -38,9 +38,9 @@ func (rc *failingReceiver) tries() []time.Time {
 func TestBackoffDoublesUpToItsCap(t *testing.T) {
 	const (
 		first, most = 200 * time.Millisecond, 1600 * time.Millisecond
-		poll       = first // the dispatcher waits for new deliveries up to min(1 s, the first delay)
-		slack      = 400 * time.Millisecond
-		tries      = 7
+		poll        = first // the dispatcher waits for new deliveries up to min(1 s, the first delay)
+		slack       = 400 * time.Millisecond
+		tries       = 7
 	)
 	f := newFixture(t)
 	rc := &failingReceiver{}
