@@ -39,7 +39,7 @@ func TestBackoffDoublesUpToItsCap(t *testing.T) {
 	const (
 		first, most = 200 * time.Millisecond, 1600 * time.Millisecond
 		poll        = first // the dispatcher waits for new deliveries up to min(1 s, the first delay)
-		slack       = 400 * time.Millisecond
+		slack       = 600 * time.Millisecond
 		tries       = 7
 	)
 	f := newFixture(t)
