@@ -109,10 +109,12 @@ func (w Webhook) sign(body []byte) string {
 // slackText says what happened in one line of Slack's mrkdwn.
 func slackText(n workflow.Notification) string {
 	var d struct {
-		Title, Step, Message string
-		Progress             *float64
+		Title    string   `json:"title"`
+		Step     string   `json:"step"`
+		Message  string   `json:"message"`
+		Progress *float64 `json:"progress"`
 	}
-	_ = json.Unmarshal(n.Data, &d) // data of another shape says nothing more
+	_ = workflow.DecodeExact(n.Data, &d) // data of another shape says nothing more
 	icon := map[string]string{workflow.Failed: ":x:", workflow.Stalled: ":hourglass:",
 		workflow.Recovered: ":white_check_mark:", workflow.Duplicate: ":warning:"}[n.Kind]
 	var b strings.Builder

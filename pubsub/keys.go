@@ -22,7 +22,7 @@ func (k Keys) Stream(topic string) string { return k.prefix() + ":{" + topic + "
 // Channel is the topic's live pub/sub channel.
 func (k Keys) Channel(topic string) string { return k.prefix() + ":{" + topic + "}:live" }
 
-// State is the key of the topic's snapshot hash: the latest event per workflow and per lock.
+// State is the key of the topic's snapshot hash: the latest progress event per workflow and lock event per key.
 func (k Keys) State(topic string) string { return k.prefix() + ":{" + topic + "}:state" }
 
 // StreamPattern matches every topic's stream key, for SCAN.

@@ -27,11 +27,12 @@ import (
 // and is written by the same script as the event, so a failover keeps both or neither.
 // The envelope's prev is the id of the entry before it, so a reader that sees a prev other than the last id it knows
 // has missed something and reads the gap back from the stream.
-// The state hash keeps the latest envelope per workflow ("wf:<id>", not counting the hub's health events) and per
-// lock ("lock:<key>") and, in "_cursor", the id of the event it reflects, so a snapshot and its cursor are always
-// consistent; the latest health event per workflow is in "verdict:<id>". For the hub's verdicts on workflow health it
-// also keeps each workflow's first event id ("wfstart:<id>"), its latest lock event ("wflock:<id>"), the highest fence
-// per lock key ("fence:<key>") and the latest lock event whose fence was lower than that ("fencelow:<key>").
+// The state hash keeps the latest progress envelope per workflow ("wf:<id>"; an event of another type that names a
+// workflow, a log line, leaves it as it is) and per lock ("lock:<key>") and, in "_cursor", the id of the event it
+// reflects, so a snapshot and its cursor are always consistent; the latest health event per workflow is in
+// "verdict:<id>". For the hub's verdicts on workflow health it also keeps each workflow's first progress event id
+// ("wfstart:<id>"), its latest lock event ("wflock:<id>"), the highest fence per lock key ("fence:<key>") and the
+// latest lock event whose fence was lower than that ("fencelow:<key>").
 // Its refusals are error replies starting "ERR " followed by one of scriptRefusals' texts.
 // The hash is trimmed with the stream: each call walks on a few fields (HSCAN from the cursor kept in "_trim") and
 // deletes an envelope whose event the stream no longer holds, a workflow's other fields (its start and the

@@ -19,7 +19,7 @@ import (
 // ("<mark>:<workflow>", and "<mark>q:<workflow>" once the mark's notification is queued).
 const (
 	fieldCursor   = "_cursor"
-	fieldWorkflow = "wf:"       // latest envelope per workflow
+	fieldWorkflow = "wf:"       // latest progress envelope per workflow
 	fieldLock     = "lock:"     // latest lock envelope per key
 	fieldStart    = "wfstart:"  // id of a workflow's first event
 	fieldWFLock   = "wflock:"   // latest lock envelope per workflow
@@ -232,15 +232,15 @@ func parseState(topic string, h map[string]string) *workflow.TopicState {
 
 func parseProgress(w *workflow.Workflow, v string) {
 	var env stateEnvelope
-	if json.Unmarshal([]byte(v), &env) != nil {
-		return
+	if json.Unmarshal([]byte(v), &env) != nil || env.Type != workflow.ProgressType {
+		return // a script of an earlier version kept other types' envelopes too
 	}
 	id, err := hub.ParseID(env.ID)
 	if err != nil {
 		return
 	}
 	var d progressData
-	_ = json.Unmarshal(env.Data, &d) // data of another shape has no status
+	_ = workflow.DecodeExact(env.Data, &d) // data of another shape has no status
 	w.EventID, w.Status, w.Data = id, d.Status, env.Data
 	if d.ETA > 0 && d.ETA < 1e9 {
 		w.ETA = secondsDuration(d.ETA)
@@ -257,7 +257,7 @@ func parseLock(v string) *workflow.Lock {
 		return nil
 	}
 	var l workflow.Lock
-	if json.Unmarshal(env.Data, &l) != nil || l.Key == "" {
+	if workflow.DecodeExact(env.Data, &l) != nil || l.Key == "" {
 		return nil
 	}
 	l.EventID = id

@@ -69,7 +69,7 @@ def test_publish_stores_and_delivers_the_envelope(rdb, prefix):
         {"id": first.id, "prev": "0-0", "type": "progress", "data": {"workflow": "wf-1", "progress": 0.5, "title": "é ✓"}},
         {"id": second.id, "prev": first.id, "type": "log.line", "data": "plain text"},
     ]
-    # The script keeps the latest event per workflow in the state hash, for the console's snapshot.
+    # The script keeps the latest progress event per workflow in the state hash, for the console's snapshot.
     state = rdb.hgetall(f"{prefix}:{{t.1}}:state")
     assert json.loads(state[b"wf:wf-1"])["id"] == first.id
     assert state[b"_cursor"].decode() == second.id

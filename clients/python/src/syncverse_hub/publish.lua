@@ -56,7 +56,7 @@ if type(obj) == 'table' then
   elseif typ == 'health' and type(obj.workflow) == 'string' then
     table.insert(fields, 'verdict:' .. obj.workflow)
     table.insert(fields, env)
-  elseif type(obj.workflow) == 'string' then
+  elseif typ == 'progress' and type(obj.workflow) == 'string' then
     table.insert(fields, 'wf:' .. obj.workflow)
     table.insert(fields, env)
     redis.call('HSETNX', KEYS[2], 'wfstart:' .. obj.workflow, id)

@@ -1,0 +1,119 @@
+package workflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/workflow"
+)
+
+// countingSource is an in-memory Source of one topic that counts what a sweep asks of the store. It records marks as
+// the verdict script does: a commit whose mark holds its value already, or whose expected event is no longer the
+// latest, records nothing.
+type countingSource struct {
+	mu      sync.Mutex
+	topic   string
+	cursor  int
+	wf      workflow.Workflow // the one workflow's latest event
+	marks   map[string]workflow.Mark
+	commits int
+	states  int
+}
+
+func (s *countingSource) Topics(_ context.Context, fn func(string)) error {
+	fn(s.topic)
+	return nil
+}
+
+func (s *countingSource) Cursors(_ context.Context, topics []string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(topics))
+	for i := range topics {
+		out[i] = fmt.Sprint(s.cursor)
+	}
+	return out, nil
+}
+
+func (s *countingSource) State(_ context.Context, topic string) (*workflow.TopicState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.states++
+	w := s.wf
+	w.Marks = maps.Clone(s.marks)
+	return &workflow.TopicState{Topic: topic, Cursor: fmt.Sprint(s.cursor),
+		Workflows: map[string]*workflow.Workflow{w.ID: &w}}, nil
+}
+
+func (s *countingSource) Commit(_ context.Context, c workflow.Commit) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.commits++
+	if s.marks[c.Mark].Value == c.Value || (!c.Expect.IsZero() && c.Expect != s.wf.EventID) {
+		return false, nil
+	}
+	s.marks[c.Mark] = workflow.Mark{Value: c.Value}
+	if c.Event != nil {
+		s.cursor++ // the health event moves the topic's cursor
+	}
+	return true, nil
+}
+
+func (s *countingSource) MarkQueued(_ context.Context, _, _, mark, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marks[mark].Value == value {
+		s.marks[mark] = workflow.Mark{Value: value, Queued: true}
+	}
+	return nil
+}
+
+func (s *countingSource) counts() (commits, states int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commits, s.states
+}
+
+// A stall is decided once: the sweeps after it neither try to commit it again nor read the topic's state again,
+// though the store would refuse the repeat. A sweep costs the store nothing per stalled workflow that did not move.
+func TestStalledWorkflowCostsNoCommitOnLaterSweeps(t *testing.T) {
+	last := time.Now().Add(-time.Minute)
+	src := &countingSource{topic: "deploy.3", cursor: 1, marks: map[string]workflow.Mark{}, wf: workflow.Workflow{
+		ID: "wf-3", EventID: hub.ID{Ms: uint64(last.UnixMilli())}, Status: workflow.StatusRunning,
+		Data: json.RawMessage(`{"workflow":"wf-3","status":"running"}`)}}
+	told := &rig{t: t}
+	now := time.Now()
+	s := workflow.New(src, told, workflow.Config{StallAfter: 10 * time.Second, Now: func() time.Time { return now }})
+	sweep := func() {
+		t.Helper()
+		if err := s.Sweep(context.Background()); err != nil {
+			t.Fatalf("Sweep = %v", err)
+		}
+	}
+	sweep()
+	if commits, _ := src.counts(); commits != 1 || src.marks[workflow.MarkHealth].Value == "" {
+		t.Fatalf("first sweep over a workflow silent for a minute: %d commits, health mark %q; want the stall committed",
+			commits, src.marks[workflow.MarkHealth].Value)
+	}
+	sweep() // reads back the state its commit changed
+	if commits, _ := src.counts(); commits != 1 {
+		t.Fatalf("second sweep over the stalled workflow: %d commits in all, want still 1", commits)
+	}
+	_, before := src.counts()
+	for range 3 {
+		sweep()
+	}
+	if commits, states := src.counts(); commits != 1 || states != before {
+		t.Errorf("three more sweeps over the stalled workflow: %d commits in all (want 1), %d state reads (want none)",
+			commits, states-before)
+	}
+	if got := told.kinds(); !equal(got, []string{"stalled:wf-3"}) {
+		t.Errorf("notifications = %v, want one stalled", got)
+	}
+}
