@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -16,59 +15,26 @@ type Grant struct {
 	Publish   []string `json:"publish,omitempty"`
 }
 
-// ErrBadPattern wraps every malformed grant entry.
-var ErrBadPattern = errors.New("invalid topic pattern")
-
-// ValidatePattern checks one grant entry. A '*' anywhere but at the end is refused rather than read literally: '*'
-// is reserved in topics, so such an entry can only be a mistake, and a mistake in a grant must not pass silently.
-func ValidatePattern(p string) error {
-	if p == "*" {
-		return nil
-	}
-	prefix, _ := strings.CutSuffix(p, "*")
-	if err := hub.ValidateTopic(prefix); err != nil {
-		return fmt.Errorf("%w %q: %v", ErrBadPattern, clip(p), err)
-	}
-	return nil
-}
-
 // Validate checks every entry, so a token with a malformed grant is refused as a whole.
 func (g Grant) Validate() error {
 	for i, p := range g.Subscribe {
-		if err := ValidatePattern(p); err != nil {
+		if err := hub.ValidatePattern(p); err != nil {
 			return fmt.Errorf("hub.subscribe[%d]: %w", i, err)
 		}
 	}
 	for i, p := range g.Publish {
-		if err := ValidatePattern(p); err != nil {
+		if err := hub.ValidatePattern(p); err != nil {
 			return fmt.Errorf("hub.publish[%d]: %w", i, err)
 		}
 	}
 	return nil
 }
 
-// Match reports whether pattern covers topic: equal, or a prefix pattern whose prefix topic starts with.
-func Match(pattern, topic string) bool {
-	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
-		return strings.HasPrefix(topic, prefix)
-	}
-	return pattern == topic
-}
-
-func matchAny(patterns []string, topic string) bool {
-	for _, p := range patterns {
-		if Match(p, topic) {
-			return true
-		}
-	}
-	return false
-}
-
 // CanSubscribe reports whether the grant lets its holder read topic.
-func (g Grant) CanSubscribe(topic string) bool { return matchAny(g.Subscribe, topic) }
+func (g Grant) CanSubscribe(topic string) bool { return hub.MatchAny(g.Subscribe, topic) }
 
 // CanPublish reports whether the grant lets its holder write topic.
-func (g Grant) CanPublish(topic string) bool { return matchAny(g.Publish, topic) }
+func (g Grant) CanPublish(topic string) bool { return hub.MatchAny(g.Publish, topic) }
 
 // CheckSubscribe refuses topics the grant does not cover, naming every one of them: a multi-topic request is refused
 // as a whole, never served with some topics silently dropped.

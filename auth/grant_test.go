@@ -8,42 +8,6 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-func TestMatch(t *testing.T) {
-	cases := []struct {
-		pattern, topic string
-		want           bool
-	}{
-		{"project.42", "project.42", true},
-		{"project.42", "project.421", false},
-		{"project.42", "project.4", false},
-		{"project.*", "project.42", true},
-		{"project.*", "project.", true},
-		{"project.*", "project", false},
-		{"project.*", "projectX", false},
-		{"project*", "project-secret", true},
-		{"*", "anything", true},
-		{"", "", true}, // never reached: an empty entry fails ValidatePattern and an empty topic fails ValidateTopic
-	}
-	for _, c := range cases {
-		if got := Match(c.pattern, c.topic); got != c.want {
-			t.Errorf("Match(%q, %q) = %v, want %v", c.pattern, c.topic, got, c.want)
-		}
-	}
-}
-
-func TestValidatePattern(t *testing.T) {
-	for _, p := range []string{"*", "a", "project.*", "wf-7f3a", "a:b_c.d-*", strings.Repeat("x", 128), strings.Repeat("x", 128) + "*"} {
-		if err := ValidatePattern(p); err != nil {
-			t.Errorf("ValidatePattern(%q) = %v, want nil", p, err)
-		}
-	}
-	for _, p := range []string{"", "**", "*.a", "a*b", "a**", "{a}", "a b", "a\nb", "a\x00", strings.Repeat("x", 129)} {
-		if err := ValidatePattern(p); !errors.Is(err, ErrBadPattern) {
-			t.Errorf("ValidatePattern(%q) = %v, want ErrBadPattern", p, err)
-		}
-	}
-}
-
 func TestCheckSubscribeNamesEveryDeniedTopic(t *testing.T) {
 	g := Grant{Subscribe: []string{"project.*", "wf-1"}, Publish: []string{"wf-1"}}
 	if err := g.CheckSubscribe([]string{"project.1", "wf-1"}); err != nil {
@@ -73,7 +37,7 @@ func FuzzMatch(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, topic string) {
-		got := Match(pattern, topic)
+		got := hub.Match(pattern, topic)
 		prefix, wild := strings.CutSuffix(pattern, "*")
 		if !wild && got != (pattern == topic) {
 			t.Fatalf("Match(%q, %q) = %v for an exact pattern", pattern, topic, got)
@@ -81,7 +45,7 @@ func FuzzMatch(f *testing.F) {
 		if wild && got != strings.HasPrefix(topic, prefix) {
 			t.Fatalf("Match(%q, %q) = %v for a prefix pattern", pattern, topic, got)
 		}
-		if ValidatePattern(pattern) != nil || hub.ValidateTopic(topic) != nil {
+		if hub.ValidatePattern(pattern) != nil || hub.ValidateTopic(topic) != nil {
 			return
 		}
 		if strings.Contains(prefix, "*") {
@@ -91,7 +55,7 @@ func FuzzMatch(f *testing.F) {
 		if (err == nil) != got {
 			t.Fatalf("CheckSubscribe([%q]) on grant [%q] = %v, Match = %v", topic, pattern, err, got)
 		}
-		if !wild && pattern == topic && Match(pattern, topic+"x") {
+		if !wild && pattern == topic && hub.Match(pattern, topic+"x") {
 			t.Fatalf("exact pattern %q covers the longer topic %q", pattern, topic+"x")
 		}
 	})

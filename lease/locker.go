@@ -5,13 +5,14 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // Sentinel errors. Leases end with one of ErrLost, ErrExpired or ErrReleased as the cause of their Context.
@@ -172,7 +173,7 @@ func (l *Locker) Acquire(ctx context.Context, key string, opts ...AcquireOption)
 			// only deadline.
 			l.log.Debug().Err(err).Str("key", key).Msg("acquire attempt failed; retrying")
 		}
-		wait := backoff/2 + rand.N(backoff/2+1)
+		wait := delay.Jitter(backoff/2, backoff)
 		if pttl > 0 {
 			wait = min(wait, pttl+time.Millisecond)
 		}

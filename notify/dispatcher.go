@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/syncverse/hub/internal/delay"
 	"github.com/syncverse/hub/workflow"
 )
 
@@ -210,7 +210,7 @@ func (d *Dispatcher) backoff(attempt int) time.Duration {
 		wait *= 2
 	}
 	wait = min(wait, d.cfg.BackoffMax)
-	return wait/2 + rand.N(wait/2+1)
+	return delay.Jitter(wait/2, wait)
 }
 
 // send POSTs the delivery and returns the receiver's status.

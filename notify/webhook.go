@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/workflow"
 )
 
@@ -57,7 +57,7 @@ func (w Webhook) Validate() error {
 		}
 	}
 	for _, p := range w.Topics {
-		if err := auth.ValidatePattern(p); err != nil {
+		if err := hub.ValidatePattern(p); err != nil {
 			return fmt.Errorf("topics: %w", err)
 		}
 	}
@@ -85,7 +85,7 @@ func (w Webhook) wants(n workflow.Notification) bool {
 	if len(w.Topics) == 0 {
 		return true
 	}
-	return slices.ContainsFunc(w.Topics, func(p string) bool { return auth.Match(p, n.Topic) })
+	return slices.ContainsFunc(w.Topics, func(p string) bool { return hub.Match(p, n.Topic) })
 }
 
 // body encodes n in the webhook's format.

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // Defaults of PublisherConfig's zero values.
@@ -121,7 +122,7 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, erro
 			return p.finish(m.Topic, res, started, fmt.Errorf("%w (retried for %v)", err, p.now().Sub(started).Round(time.Millisecond)))
 		}
 		refreshSlots(p.rdb, err)
-		if !sleep(ctx, wait) {
+		if !delay.Sleep(ctx, wait) {
 			return p.finish(m.Topic, res, started, fmt.Errorf("%w (then: %w)", err, ctx.Err()))
 		}
 		res.Retries++

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
 	"net"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // failoverReplies are the Redis error replies that mean "not here, not now": a slot moved or is moving, the cluster
@@ -51,17 +52,5 @@ func refreshSlots(rdb redis.UniversalClient, err error) {
 // publishers that a failover interrupted together do not come back together.
 func backoff(n int) time.Duration {
 	d := 25 * time.Millisecond << min(n, 5)
-	return d/2 + rand.N(d/2+1)
-}
-
-// sleep waits d, or less when ctx ends first; it reports whether it waited the whole d.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return delay.Jitter(d/2, d)
 }

@@ -2,7 +2,6 @@ package pubsub
 
 import (
 	"context"
-	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -130,12 +129,4 @@ func (p *processor) gapsIn(feeds []*feed, streams []redis.XStream) {
 			p.track(f)
 		}
 	}
-}
-
-// jitter is a random duration in (0, d].
-func jitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	return 1 + rand.N(d)
 }

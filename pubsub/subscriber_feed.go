@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // maxAhead bounds how far in the future (by this hub's clock) a live envelope's id may be. An id is Redis's time of
@@ -105,7 +106,7 @@ func (p *processor) track(f *feed) {
 func (f *feed) found(last hub.ID, now time.Time, sweep time.Duration) {
 	f.last, f.state = last, feedKnown
 	f.hot = hotChecks
-	f.sweepAt = now.Add(jitter(sweep))
+	f.sweepAt = now.Add(delay.Jitter(1, sweep))
 	close(f.ready)
 }
 

@@ -3,7 +3,6 @@ package sse
 import (
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -285,9 +284,4 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
-// jitter spreads d over [d/2, 3d/2), so clients dropped together do not come back together.
-func jitter(d time.Duration) time.Duration {
-	return d/2 + rand.N(d)
 }

@@ -105,16 +105,6 @@ func TestEventsHeadersAndRetryHintFirst(t *testing.T) {
 	})
 }
 
-func TestJitterRange(t *testing.T) {
-	for _, d := range []time.Duration{time.Millisecond, time.Second, 3 * time.Second} {
-		for range 1000 {
-			if j := jitter(d); j < d/2 || j >= d/2*3+d%2 {
-				t.Fatalf("jitter(%v) = %v, want in [%v, %v)", d, j, d/2, 3*d/2)
-			}
-		}
-	}
-}
-
 func TestEventsReplayThenLive(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{})

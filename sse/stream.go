@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // CloseReason says why a stream ended; it labels hub_sse_connections_closed_total.
@@ -188,7 +189,7 @@ func (s *stream) expire() CloseReason {
 }
 
 func retryFrame(base time.Duration) []byte {
-	return []byte("retry: " + strconv.FormatInt(jitter(base).Milliseconds(), 10) + "\n\n")
+	return []byte("retry: " + strconv.FormatInt(delay.Jitter(base/2, base*3/2-1).Milliseconds(), 10) + "\n\n")
 }
 
 // errExpired stops a write past the client's permission, whatever delivers it: live, replay or catch-up.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/hub"
 )
 
 // Metrics are the sweeper's figures. By default they carry no topic or workflow label; topics covered by one of
@@ -107,7 +107,7 @@ func (m *Metrics) count(states []*TopicState, now time.Time, stallAfter func(str
 
 func (m *Metrics) labelled(topic string) bool {
 	for _, p := range m.topics {
-		if auth.Match(p, topic) {
+		if hub.Match(p, topic) {
 			return true
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/hub"
 )
 
 // Defaults of Config.
@@ -79,7 +79,7 @@ func (c Config) withDefaults() Config {
 
 // Validate reports a rule that covers nothing or allows no silence.
 func (r Rule) Validate() error {
-	if err := auth.ValidatePattern(r.Topics); err != nil {
+	if err := hub.ValidatePattern(r.Topics); err != nil {
 		return err
 	}
 	if r.StallAfter <= 0 {
@@ -250,7 +250,7 @@ func (st *TopicState) dirty() bool {
 
 func (s *Sweeper) stallAfter(topic string) time.Duration {
 	for _, r := range s.cfg.Rules {
-		if auth.Match(r.Topics, topic) {
+		if hub.Match(r.Topics, topic) {
 			return r.StallAfter
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/eventschema"
 )
 
@@ -79,7 +79,7 @@ func (w WorkflowsConfig) validate() error {
 		}
 	}
 	for i, p := range w.MetricTopics {
-		if err := auth.ValidatePattern(p); err != nil {
+		if err := hub.ValidatePattern(p); err != nil {
 			errs = append(errs, fmt.Errorf("workflows.metric_topics[%d]: %w", i, err))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
+	"github.com/syncverse/hub/internal/delay"
 	"github.com/syncverse/hub/lease"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -70,7 +71,7 @@ func demoAgent(ctx context.Context, pub *pubsub.Publisher, locker *lease.Locker,
 			demoSend(ctx, pub, p, log)
 		}
 		_ = ls.Release(context.WithoutCancel(ctx))
-		if !demoSleep(ctx, time.Duration(1+rand.IntN(3))*time.Second) {
+		if !delay.Sleep(ctx, time.Duration(1+rand.IntN(3))*time.Second) {
 			return
 		}
 	}
@@ -93,7 +94,7 @@ func demoRun(ctx context.Context, pub *pubsub.Publisher, steps []string, p demoP
 			p.Status, p.Message = "failed", fmt.Sprintf("%s failed: exit status %d", p.Step, 1+rand.IntN(3))
 			break
 		}
-		if !demoSend(ctx, pub, p, log) || !demoSleep(ctx, time.Duration(600+rand.IntN(800))*time.Millisecond) {
+		if !demoSend(ctx, pub, p, log) || !delay.Sleep(ctx, time.Duration(600+rand.IntN(800))*time.Millisecond) {
 			return
 		}
 	}
@@ -120,15 +121,4 @@ func demoSend(ctx context.Context, pub *pubsub.Publisher, p demoProgress, log ze
 		log.Warn().Err(err).Msg("demo agent could not publish")
 	}
 	return ctx.Err() == nil
-}
-
-func demoSleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncverse/hub/internal/delay"
 	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/lease"
 )
@@ -96,7 +97,7 @@ func dispatchOne(ctx context.Context, cfg config, locker *lease.Locker, reg regi
 
 	exists, err := reg.exists(work, entity, ex.fence)
 	if err == nil {
-		ex.aborted = !sleep(work, cfg.work)
+		ex.aborted = !delay.Sleep(work, cfg.work) // the work: without a watchdog nothing ends the lease's context
 		if !exists && !ex.aborted {
 			err = reg.create(work, entity, ex.fence)
 			ex.created = err == nil
@@ -119,17 +120,4 @@ func dispatchOne(ctx context.Context, cfg config, locker *lease.Locker, reg regi
 	ex.releaseErr = ls.Release(context.WithoutCancel(ctx))
 	ex.release = time.Since(t)
 	return ex
-}
-
-// sleep is the work: it reports false when ctx ended first. Without a watchdog nothing ends the lease's context, as
-// nothing told the incident's workers that their lock had expired.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

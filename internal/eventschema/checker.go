@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/pubsub"
 )
 
 // Mode is events.validation: what the hub does with data that does not match its type's schema.
@@ -101,14 +102,9 @@ func (c *Checker) Publish(topic, typ string, data []byte) error {
 	return nil
 }
 
-// Broadcaster is what Receiving wraps: the hub, as the subscriber feeds it. Broadcast must not block.
-type Broadcaster interface {
-	Broadcast(ev *hub.Event)
-}
-
-// Receiving returns a Broadcaster that checks every event of a known type before passing it on to b, in every mode
+// Receiving returns a pubsub.Broadcaster (what the subscriber feeds: the hub) that checks every event of a known type before passing it on to b, in every mode
 // but off. It never drops one: a stored event is in its topic's history whatever is said of it here.
-func (c *Checker) Receiving(b Broadcaster) Broadcaster {
+func (c *Checker) Receiving(b pubsub.Broadcaster) pubsub.Broadcaster {
 	if c.mode == Off {
 		return b
 	}
@@ -117,7 +113,7 @@ func (c *Checker) Receiving(b Broadcaster) Broadcaster {
 
 type receiving struct {
 	c    *Checker
-	next Broadcaster
+	next pubsub.Broadcaster
 }
 
 func (r receiving) Broadcast(ev *hub.Event) {

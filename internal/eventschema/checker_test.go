@@ -12,10 +12,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
-// recorder is a Broadcaster that keeps what it is given.
+// recorder is a pubsub.Broadcaster that keeps what it is given.
 type recorder struct{ got []*hub.Event }
 
 func (r *recorder) Broadcast(ev *hub.Event) { r.got = append(r.got, ev) }
@@ -121,7 +122,7 @@ func TestCheckerReceivingNeverDrops(t *testing.T) {
 		want := 1.0
 		if mode == Off {
 			want = 0
-			if b != Broadcaster(rec) {
+			if b != pubsub.Broadcaster(rec) {
 				t.Errorf("off: Receiving wrapped the broadcaster, want it as it is")
 			}
 		}

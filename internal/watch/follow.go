@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // Sink is what a Follower tells what it sees. Every method is called on the Follower's goroutine, one at a time.
@@ -341,7 +342,7 @@ func (f *Follower) backoff(attempt int, err error) time.Duration {
 	if errors.As(err, &se) && se.RetryAfter > d {
 		d = se.RetryAfter
 	}
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	return delay.Jitter(d/2, d)
 }
 
 // sleep waits d, ticking the sink meanwhile; false when ctx ended first.
