@@ -132,7 +132,7 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 		*key = rand.Text() // a retry inside this run (through a failover) is then safe
 	}
 	pub := newPublisher(cfg, rdb, nil)
-	ctx, cancel := context.WithTimeout(ctx, cfg.Redis.PublishRetry+10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, max(cfg.Redis.PublishRetry, cfg.Redis.MigrationRetry)+10*time.Second)
 	defer cancel()
 	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key})
 	if *verbose {

@@ -18,6 +18,7 @@ const (
 	DefaultMaxEventBytes  = 64 << 10         // limits.max_event_bytes
 	DefaultIdempotencyTTL = 10 * time.Minute // history.idempotency_ttl
 	DefaultRetryBudget    = 5 * time.Second  // redis.publish_retry
+	DefaultMigrationRetry = 30 * time.Second // redis.migration_retry
 )
 
 // PublisherConfig tunes a Publisher. Zero values mean the documented defaults.
@@ -32,7 +33,11 @@ type PublisherConfig struct {
 	// a connection error or a failover reply (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, MASTERDOWN);
 	// negative turns retries off. A publish without a key is never retried here: it might be stored twice.
 	RetryBudget time.Duration
-	Metrics     *PublishMetrics // nil: counted nowhere
+	// MigrationRetry (redis.migration_retry, default 30 s) is the budget instead while the replies say the topic's
+	// slot is being migrated (TRYAGAIN, ASK): moving a busy slot can take longer than a failover, and the slot is
+	// served again when it ends. It never shortens RetryBudget; negative turns the longer budget off.
+	MigrationRetry time.Duration
+	Metrics        *PublishMetrics // nil: counted nowhere
 }
 
 // Publisher publishes events with the publish script. It is safe for concurrent use.
@@ -59,6 +64,9 @@ func NewPublisher(rdb redis.UniversalClient, cfg PublisherConfig) *Publisher {
 	}
 	if cfg.RetryBudget == 0 {
 		cfg.RetryBudget = DefaultRetryBudget
+	}
+	if cfg.MigrationRetry == 0 {
+		cfg.MigrationRetry = DefaultMigrationRetry
 	}
 	m := cfg.Metrics
 	if m == nil {
@@ -118,8 +126,8 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, erro
 			return p.finish(m.Topic, res, started, err)
 		}
 		wait := backoff(res.Retries)
-		if p.now().Sub(started)+wait > p.cfg.RetryBudget {
-			return p.finish(m.Topic, res, started, fmt.Errorf("%w (retried for %v)", err, p.now().Sub(started).Round(time.Millisecond)))
+		if p.now().Sub(started)+wait > p.budget(err) {
+			return p.finish(m.Topic, res, started, retriedFor(err, p.now().Sub(started)))
 		}
 		refreshSlots(p.rdb, err)
 		if !delay.Sleep(ctx, wait) {

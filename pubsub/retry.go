@@ -3,6 +3,7 @@ package pubsub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -36,6 +37,32 @@ func retryable(err error) bool {
 	return errors.As(err, &nerr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, redis.ErrPoolTimeout)
+}
+
+// ErrSlotMigrating wraps a publish that was still refused with TRYAGAIN or ASK when its migration budget ran out:
+// the topic's slot was being moved between Cluster nodes for longer than redis.migration_retry.
+var ErrSlotMigrating = errors.New("the topic's Redis Cluster slot is being migrated")
+
+// migrating reports whether err is a reply that says the key's slot is moving between nodes right now.
+func migrating(err error) bool {
+	return redis.HasErrorPrefix(err, "TRYAGAIN") || redis.HasErrorPrefix(err, "ASK ")
+}
+
+// budget is how long a publish that last failed with err may be retried from its first attempt.
+func (p *Publisher) budget(err error) time.Duration {
+	if migrating(err) && p.cfg.RetryBudget >= 0 {
+		return max(p.cfg.RetryBudget, p.cfg.MigrationRetry)
+	}
+	return p.cfg.RetryBudget
+}
+
+// retriedFor is the error of a publish whose budget ran out after retrying for d.
+func retriedFor(err error, d time.Duration) error {
+	d = d.Round(time.Millisecond)
+	if migrating(err) {
+		return fmt.Errorf("%w: %w (retried for %v; redis.migration_retry bounds it)", ErrSlotMigrating, err, d)
+	}
+	return fmt.Errorf("%w (retried for %v)", err, d)
 }
 
 // refreshSlots makes a cluster client read the slot map again after a connection error: go-redis reloads it by

@@ -79,6 +79,9 @@ type RedisConfig struct {
 	ShardedPubSub bool `yaml:"sharded_pubsub"`
 	// PublishRetry is how long a publish with an idempotency key is retried through a failover; 0 turns it off.
 	PublishRetry time.Duration `yaml:"publish_retry"`
+	// MigrationRetry is that budget while the topic's Cluster slot is being migrated (TRYAGAIN, ASK replies); it
+	// never shortens PublishRetry, and 0 leaves migrations to PublishRetry alone.
+	MigrationRetry time.Duration `yaml:"migration_retry"`
 }
 
 type SSEConfig struct {
@@ -192,7 +195,7 @@ func Default() Config {
 		Listen:          "127.0.0.1:8080",
 		ShutdownTimeout: 10 * time.Second,
 		Redis: RedisConfig{EmbeddedAddr: "127.0.0.1:6380", Prefix: pubsub.DefaultPrefix, TailCheck: pubsub.DefaultTailCheck,
-			PublishRetry: pubsub.DefaultRetryBudget},
+			PublishRetry: pubsub.DefaultRetryBudget, MigrationRetry: pubsub.DefaultMigrationRetry},
 		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
 			WriteTimeout: sse.DefaultWriteTimeout, Detach: true, TrimAfterBurst: memtrim.DefaultBurst},
 		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen, IdempotencyTTL: pubsub.DefaultIdempotencyTTL},

@@ -26,13 +26,18 @@ func (c Config) HubConfig() hub.Config {
 
 // PublisherConfig is the publisher's share, for serve and for hub publish.
 func (c Config) PublisherConfig() pubsub.PublisherConfig {
-	retry := c.Redis.PublishRetry
+	// The Publisher's zero values mean its defaults; the configuration's 0 means none.
+	retry, migration := c.Redis.PublishRetry, c.Redis.MigrationRetry
 	if retry == 0 {
-		retry = -1 // the Publisher's zero value means its default; the configuration's 0 means none
+		retry = -1
+	}
+	if migration == 0 {
+		migration = -1
 	}
 	return pubsub.PublisherConfig{
 		Prefix: c.Redis.Prefix, MaxLen: c.History.MaxLen, MaxAge: c.History.MaxAge, MaxEventBytes: c.Limits.MaxEventBytes,
 		Sharded: c.Redis.ShardedPubSub, IdempotencyTTL: c.History.IdempotencyTTL, RetryBudget: retry,
+		MigrationRetry: migration,
 	}
 }
 

@@ -36,6 +36,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("events.validation: %w", err))
 	}
 	check(c.Redis.PublishRetry >= 0, "redis.publish_retry: must not be negative (0: no retries)")
+	check(c.Redis.MigrationRetry >= 0, "redis.migration_retry: must not be negative (0: migrations get redis.publish_retry)")
 	check(c.Limits.MaxEventBytes >= 64, "limits.max_event_bytes: must be at least 64")
 	check(c.Limits.MaxBodyBytes >= c.Limits.MaxEventBytes, "limits.max_body_bytes: must be at least limits.max_event_bytes")
 	check(c.Limits.MaxTopicsPerStream >= 1, "limits.max_topics_per_stream: must be at least 1")

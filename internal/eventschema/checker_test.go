@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/pubsub"
 )
 
 // recorder is a pubsub.Broadcaster that keeps what it is given.

@@ -131,6 +131,14 @@ func (c *Cluster) Masters() []*Server {
 // does: SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE of every key in batches, then SETSLOT
 // NODE on both and on every other master. Clients meanwhile get ASK and TRYAGAIN, which they retry.
 func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Server) error {
+	return c.MigrateSlotSlowly(ctx, slot, to, 0)
+}
+
+// MigrateSlotSlowly is MigrateSlot of a busy slot: the slot stays MIGRATING on its master and IMPORTING on to for
+// hold before its keys move, as a slot with many or large keys does while MIGRATE copies them. A command that names
+// both a key still at the source and one that is not (a new key beside an existing one) is answered TRYAGAIN
+// throughout.
+func (c *Cluster) MigrateSlotSlowly(ctx context.Context, slot int, to *Server, hold time.Duration) error {
 	from, _ := c.masterOfSlot(slot)
 	if from == nil {
 		return fmt.Errorf("slot %d has no running master", slot)
@@ -154,6 +162,11 @@ func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Server) error {
 	}
 	if err := src.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err(); err != nil {
 		return fmt.Errorf("SETSLOT MIGRATING on %s: %w", from.Addr, err)
+	}
+	select {
+	case <-time.After(hold):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	host, port, _ := strings.Cut(to.Addr, ":")
 	for range 10000 {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/limits"
+	"github.com/syncverse/hub/pubsub"
 )
 
 // guards hold the limits that act before a request reaches a route: per-address connection bounds (at accept), the
@@ -114,5 +116,8 @@ const retryRedis = "2"
 func (a *api) redisUnavailable(c echo.Context, err error) error {
 	a.log.Warn().Err(err).Str("route", c.Path()).Msg("redis unavailable")
 	c.Response().Header().Set("Retry-After", retryRedis)
+	if errors.Is(err, pubsub.ErrSlotMigrating) {
+		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unavailable: the topic's slot is being migrated; retry with the same Idempotency-Key")
+	}
 	return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unavailable")
 }
