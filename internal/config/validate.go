@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/eventschema"
+	"github.com/syncverse/hub/pubsub"
 )
 
 // Validate reports every impossible value at once.
@@ -31,7 +32,8 @@ func (c *Config) Validate() error {
 	check(c.SSE.TrimAfterBurst >= 0, "sse.trim_after_burst: must not be negative (0 turns trimming off)")
 	check(c.History.MaxLen >= 1, "history.max_len: must be at least 1")
 	check(c.History.MaxAge >= 0, "history.max_age: must not be negative")
-	check(c.History.IdempotencyTTL >= time.Millisecond, "history.idempotency_ttl: must be at least 1ms")
+	check(c.History.IdempotencyTTL >= time.Millisecond && c.History.IdempotencyTTL <= pubsub.MaxIdempotencyTTL,
+		"history.idempotency_ttl: must be 1ms to %v", pubsub.MaxIdempotencyTTL)
 	if err := eventschema.CheckMode(c.Events.Validation); err != nil {
 		errs = append(errs, fmt.Errorf("events.validation: %w", err))
 	}

@@ -45,9 +45,9 @@ type api struct {
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, duplicate: an idempotency key seen before, invalid, too_large, unavailable).",
+		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, duplicate: an idempotency key seen before, conflict: the publisher's key seen before with other content, invalid, too_large, unavailable).",
 	}, []string{"outcome"})
-	for _, o := range []string{"ok", "duplicate", "invalid", "too_large", "unavailable"} {
+	for _, o := range []string{"ok", "duplicate", "conflict", "invalid", "too_large", "unavailable"} {
 		c.WithLabelValues(o)
 	}
 	reg.MustRegister(c)
@@ -117,7 +117,9 @@ func (a *api) publish(c echo.Context) error {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data, IdempotencyKey: key})
+	// Keys are the token subject's own: another publisher's key of the same name is another record.
+	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data,
+		IdempotencyKey: key, Publisher: identity(c).Subject})
 	switch {
 	case err == nil && res.Duplicate:
 		a.published.WithLabelValues("duplicate").Inc()
@@ -125,6 +127,9 @@ func (a *api) publish(c echo.Context) error {
 	case err == nil:
 		a.published.WithLabelValues("ok").Inc()
 		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID})
+	case errors.Is(err, pubsub.ErrConflict):
+		a.published.WithLabelValues("conflict").Inc()
+		return echo.NewHTTPError(http.StatusConflict, "idempotency key "+strconv.Quote(key)+" was used within history.idempotency_ttl for an event of other type or data; nothing was stored")
 	case errors.Is(err, pubsub.ErrTooLarge):
 		a.published.WithLabelValues("too_large").Inc()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
