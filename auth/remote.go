@@ -73,6 +73,7 @@ func newRemoteKeys(cfg Config) (*remoteKeys, error) {
 	if r.client == nil {
 		r.client = &http.Client{Timeout: jwksFetchTimeout}
 	}
+	r.client = checkingRedirects(r.client)
 	if r.refresh <= 0 {
 		r.refresh = DefaultJWKSRefresh
 	}
@@ -96,6 +97,29 @@ func checkJWKSURL(raw string) error {
 		return fmt.Errorf("auth.jwks_url %q: plain http is allowed only to a loopback address; use https", clip(raw))
 	}
 	return nil
+}
+
+// jwksMaxRedirects is how many redirects a key set fetch follows.
+const jwksMaxRedirects = 5
+
+// checkingRedirects returns a copy of c that holds every redirect of a key set fetch to checkJWKSURL's rule: a
+// loopback URL that redirects to plain http elsewhere would otherwise hand the hub keys anyone on the path can swap.
+func checkingRedirects(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= jwksMaxRedirects {
+			return fmt.Errorf("stopped after %d redirects", jwksMaxRedirects)
+		}
+		if err := checkJWKSURL(req.URL.String()); err != nil {
+			return fmt.Errorf("redirect refused: %w", err)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	return &cc
 }
 
 func loopbackHost(h string) bool {

@@ -3,7 +3,9 @@ package auth
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,5 +180,48 @@ func TestJWKSURLRefusesPlainHTTPBeyondLoopback(t *testing.T) {
 		if _, err := NewVerifier(Config{JWKSURL: u}); err == nil || !strings.Contains(err.Error(), "auth.jwks_url") {
 			t.Errorf("NewVerifier(jwks_url %s) = %v, want refused", u, err)
 		}
+	}
+}
+
+// A key set URL on loopback that redirects to plain http off loopback is not followed: the keys there could be
+// anyone's. The test's transport dials the second server for every host, so the redirect target is a real server
+// under a name that is not loopback.
+func TestJWKSURLRedirectsAreHeldToTheSameRule(t *testing.T) {
+	elsewhere := authtest.NewIdP(t)
+	elsewhere.Add(t, "evil", jwt.SigningMethodRS256)
+	target := strings.Replace(elsewhere.URL(), "127.0.0.1", "keys.example.net", 1)
+	hop := httptest.NewServer(http.RedirectHandler(target, http.StatusFound))
+	t.Cleanup(hop.Close)
+	addr := strings.TrimPrefix(elsewhere.URL()[:strings.Index(elsewhere.URL(), "/realms")], "http://")
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		if strings.HasPrefix(a, "keys.example.net:") {
+			a = addr
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, a)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	seen := &outcomes{seen: map[string]int{}}
+	v, err := NewVerifier(Config{JWKSURL: hop.URL + "/certs", JWKSRefresh: time.Hour, OnRefresh: seen.add,
+		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	runVerifier(t, v)
+	testutil.Eventually(t, 10*time.Second, "the first fetch to end", func() bool { return seen.get(RefreshError)+seen.get(RefreshOK) > 0 })
+	if tok := elsewhere.Sign(t, "evil", validClaims(Grant{Publish: []string{"*"}})); accepts(v, tok) {
+		t.Fatalf("a token signed with a key fetched through a redirect to plain http off loopback was accepted")
+	}
+	if seen.get(RefreshError) == 0 || elsewhere.Hits() != 0 {
+		t.Errorf("outcomes %v, %d requests to the redirect target; want an error and none", seen.seen, elsewhere.Hits())
+	}
+	// The same redirect to loopback is followed.
+	back := httptest.NewServer(http.RedirectHandler(elsewhere.URL(), http.StatusFound))
+	t.Cleanup(back.Close)
+	v2, err := NewVerifier(Config{JWKSURL: back.URL + "/certs", JWKSRefresh: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := elsewhere.Sign(t, "evil", validClaims(Grant{Publish: []string{"*"}})); !accepts(v2, tok) {
+		t.Errorf("a redirect from loopback to loopback was not followed")
 	}
 }
