@@ -60,7 +60,9 @@ func TestHistoryJSONOnATerminalEscapesHiddenCharacters(t *testing.T) {
 	if found := showsHidden(out); len(found) > 0 {
 		t.Errorf("hub history --json on a terminal printed the raw characters %U: %q", found, out)
 	}
-	var got struct{ Events []struct{ Data json.RawMessage } }
+	var got struct {
+		Events []struct{ Data json.RawMessage }
+	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Events) != 1 {
 		t.Fatalf("the escaped output %q does not decode: %v", out, err)
 	}
@@ -95,7 +97,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestWatchSinksHideTerminalCharacters(t *testing.T) {
 	e := ev("proj", 1, "log", hostile)
 	var out bytes.Buffer
-	(&JSON{W: &out, Notes: io.Discard, }).Event(e)
+	(&JSON{W: &out, Notes: io.Discard}).Event(e)
 	if found := showsHidden(out.String()); len(found) > 0 || !json.Valid(bytes.TrimSpace(out.Bytes())) {
 		t.Errorf("JSON sink on a terminal wrote %U raw (valid JSON: %v): %q", found, json.Valid(bytes.TrimSpace(out.Bytes())), out.String())
 	}
