@@ -69,7 +69,7 @@ func echoRoutes(a *api) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = jsonErrors
-	e.Pre(a.obs.middleware, sec.crossOrigin)
+	e.Pre(unreadBodies, a.obs.middleware, sec.crossOrigin)
 	get := func(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { // HEAD works wherever GET does
 		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
 	}
