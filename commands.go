@@ -285,7 +285,7 @@ func tokenCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) er
 		return errors.New("auth.hmac_secret (HUB_AUTH_HMAC_SECRET or HUB_AUTH_HMAC_SECRET_FILE) is not set; tokens for public-key auth are signed by your identity provider")
 	}
 	tok, err := auth.Sign([]byte(cfg.Auth.HMACSecret), auth.Grant{Subscribe: sub, Publish: pub}, auth.Claims{
-		Subject: *subject, Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, TTL: *ttl,
+		Subject: *subject, Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.CheckedAudience(), TTL: *ttl,
 	}, time.Now())
 	if err != nil {
 		return err

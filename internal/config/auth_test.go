@@ -54,3 +54,19 @@ func TestConfigAuthKeysThatGoTogether(t *testing.T) {
 		}
 	}
 }
+
+// auth.jwks_url without auth.audience would accept the identity provider's tokens for every other client of it: the
+// hub refuses to start and says what to set; "*" accepts any audience on purpose, and tokens are then held to none.
+func TestConfigJWKSURLNeedsAnAudience(t *testing.T) {
+	_, err := cfgLoad(t, nil, "--config", cfgFile(t, "auth:\n  jwks_url: https://sso.example.com/certs\n"))
+	cfgErrHas(t, "Load(jwks_url without audience)", err, "auth.audience: must be set with auth.jwks_url", `"*" to accept any audience`)
+	for aud, checked := range map[string]string{"hub": "hub", "'*'": ""} {
+		cfg, err := cfgLoad(t, nil, "--config", cfgFile(t, "auth:\n  jwks_url: https://sso.example.com/certs\n  audience: "+aud+"\n"))
+		if err != nil || cfg.Auth.CheckedAudience() != checked {
+			t.Errorf("Load(jwks_url, audience %s) = %v, checked audience %q; want accepted, %q", aud, err, cfg.Auth.CheckedAudience(), checked)
+		}
+	}
+	if _, err := cfgLoad(t, nil, "--config", cfgFile(t, "auth:\n  hmac_secret: 0123456789abcdef0123456789abcdef\n")); err != nil {
+		t.Errorf("Load(hmac_secret without audience) = %v; want accepted (the hub's own tokens)", err)
+	}
+}

@@ -136,6 +136,18 @@ type LimitsConfig struct {
 	MaxTopicsScanKeys int `yaml:"max_topics_scan_keys"`
 }
 
+// AnyAudience as auth.audience accepts a token for any audience: an explicit choice, required to run with
+// auth.jwks_url and no audience of the hub's own.
+const AnyAudience = "*"
+
+// CheckedAudience is the audience tokens are held to: "" (none) for AnyAudience.
+func (a AuthConfig) CheckedAudience() string {
+	if a.Audience == AnyAudience {
+		return ""
+	}
+	return a.Audience
+}
+
 // Values of auth.cookie_secure.
 const (
 	CookieSecureAuto   = "auto"   // Secure over TLS, off loopback, or when a trusted proxy says X-Forwarded-Proto: https
@@ -151,8 +163,9 @@ type AuthConfig struct {
 	PublicKeyFile string `yaml:"public_key_file"`
 	JWKSFile      string `yaml:"jwks_file"`
 	Issuer        string `yaml:"issuer"`
-	Audience      string `yaml:"audience"`
-	CookieName    string `yaml:"cookie_name"`
+	// Audience is what a token's aud must contain; required with JWKSURL, where AnyAudience ("*") accepts any.
+	Audience   string `yaml:"audience"`
+	CookieName string `yaml:"cookie_name"`
 	// CookieSecure is when the session cookie is Secure (and named with the "__Host-" prefix): auto, always, never.
 	CookieSecure    string        `yaml:"cookie_secure"`
 	AllowQueryToken bool          `yaml:"allow_query_token"`

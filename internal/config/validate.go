@@ -59,6 +59,8 @@ func (c *Config) Validate() error {
 	check(c.Limits.MaxTopicsScanKeys >= 1000, "limits.max_topics_scan_keys: must be at least 1000")
 	check(c.Auth.ClockSkew > 0 && c.Auth.ClockSkew <= 5*time.Minute, "auth.clock_skew: %v is not within 1ns..5m", c.Auth.ClockSkew)
 	check(c.Auth.CookieName == "" || validCookieName(c.Auth.CookieName), "auth.cookie_name: %q is not a cookie name", c.Auth.CookieName)
+	check(c.Auth.JWKSURL == "" || c.Auth.Audience != "",
+		"auth.audience: must be set with auth.jwks_url, or the identity provider's tokens for any of its other clients are accepted too: give the hub's client id (the aud the IdP puts in tokens for the hub), or \"*\" to accept any audience on purpose")
 	check(c.Auth.CookieSecure == CookieSecureAuto || c.Auth.CookieSecure == CookieSecureAlways || c.Auth.CookieSecure == CookieSecureNever,
 		"auth.cookie_secure: %q is not one of auto, always, never", c.Auth.CookieSecure)
 	errs = append(errs, c.Auth.validate(len(c.Limits.TrustedProxies) > 0))

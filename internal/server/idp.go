@@ -18,7 +18,7 @@ import (
 func newVerifier(cfg config.AuthConfig, reg prometheus.Registerer, log zerolog.Logger) (*auth.Verifier, error) {
 	ac := auth.Config{
 		HMACSecret: []byte(cfg.HMACSecret), PublicKeyFile: cfg.PublicKeyFile, JWKSFile: cfg.JWKSFile,
-		Issuer: cfg.Issuer, Audience: cfg.Audience, ClockSkew: cfg.ClockSkew,
+		Issuer: cfg.Issuer, Audience: cfg.CheckedAudience(), ClockSkew: cfg.ClockSkew,
 		JWKSURL: cfg.JWKSURL, JWKSRefresh: cfg.JWKSRefresh, RolesClaim: cfg.RolesClaim, Roles: cfg.Roles,
 	}
 	if cfg.JWKSURL == "" {

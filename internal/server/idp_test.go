@@ -21,7 +21,7 @@ func TestJWKSURLOnTheEdge(t *testing.T) {
 	rs := redistest.Start(t)
 	idp := authtest.NewIdP(t)
 	idp.Add(t, "r1", jwt.SigningMethodRS256)
-	h, admin := secureEdge(t, rs, "HUB_AUTH_JWKS_URL="+idp.URL(), "HUB_AUTH_JWKS_REFRESH=1s")
+	h, admin := secureEdge(t, rs, "HUB_AUTH_JWKS_URL="+idp.URL(), "HUB_AUTH_AUDIENCE=*", "HUB_AUTH_JWKS_REFRESH=1s")
 	now := time.Now()
 	tok := idp.Sign(t, "r1", hubClaims(auth.Grant{Subscribe: []string{"project.*"}}, now, now, now.Add(time.Hour)))
 	testutil.Eventually(t, 5*time.Second, "GET /topics with the IdP's token", func() bool {
@@ -53,7 +53,7 @@ func TestJWKSURLDownOnTheEdge(t *testing.T) {
 	idp := authtest.NewIdP(t)
 	idp.Add(t, "r1", jwt.SigningMethodRS256)
 	idp.Set(func(s *authtest.State) { s.Down = true })
-	h, admin := secureEdge(t, rs, "HUB_AUTH_JWKS_URL="+idp.URL())
+	h, admin := secureEdge(t, rs, "HUB_AUTH_JWKS_URL="+idp.URL(), "HUB_AUTH_AUDIENCE=*")
 	testutil.Eventually(t, 5*time.Second, "a failed fetch counted", func() bool {
 		v, _ := testutil.MetricValue(testutil.ScrapeWith(t, h.URL, admin), "hub_auth_jwks_refreshes_total", "outcome=error")
 		return v >= 1
