@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +40,7 @@ type api struct {
 	sec           *Security
 	obs           *observer
 	check         *eventschema.Checker
+	probe         *pinger // /readyz's PING, one at a time
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -296,9 +296,7 @@ func (a *api) healthz(c echo.Context) error {
 
 // readyz is 200 only while Redis answers and the live subscription is up.
 func (a *api) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-	defer cancel()
-	if err := a.rdb.Ping(ctx).Err(); err != nil {
+	if err := a.probe.ping(readyWithin); err != nil {
 		return a.redisUnavailable(c, err)
 	}
 	if !a.sub.Ready() {

@@ -45,7 +45,7 @@ func New(d Deps) http.Handler {
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
 		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security, check: d.Checker,
-		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access),
+		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access), probe: &pinger{rdb: d.Redis},
 	}))
 }
 
