@@ -97,7 +97,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestWatchSinksHideTerminalCharacters(t *testing.T) {
 	e := ev("proj", 1, "log", hostile)
 	var out bytes.Buffer
-	(&JSON{W: &out, Notes: io.Discard}).Event(e)
+	(&JSON{W: &out, Notes: io.Discard, Terminal: true}).Event(e)
 	if found := showsHidden(out.String()); len(found) > 0 || !json.Valid(bytes.TrimSpace(out.Bytes())) {
 		t.Errorf("JSON sink on a terminal wrote %U raw (valid JSON: %v): %q", found, json.Valid(bytes.TrimSpace(out.Bytes())), out.String())
 	}
