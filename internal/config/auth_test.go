@@ -70,3 +70,12 @@ func TestConfigJWKSURLNeedsAnAudience(t *testing.T) {
 		t.Errorf("Load(hmac_secret without audience) = %v; want accepted (the hub's own tokens)", err)
 	}
 }
+
+// history.idempotency_ttl has a ceiling: records are kept at most 24h (the publish script refuses longer).
+func TestConfigIdempotencyTTLCeiling(t *testing.T) {
+	_, err := cfgLoad(t, map[string]string{"HUB_HISTORY_IDEMPOTENCY_TTL": "25h"})
+	cfgErrHas(t, "Load(idempotency_ttl 25h)", err, "history.idempotency_ttl: must be 1ms to 24h0m0s")
+	if cfg, err := cfgLoad(t, map[string]string{"HUB_HISTORY_IDEMPOTENCY_TTL": "24h"}); err != nil || cfg.History.IdempotencyTTL.Hours() != 24 {
+		t.Errorf("Load(idempotency_ttl 24h) = %v, %v; want accepted", cfg.History.IdempotencyTTL, err)
+	}
+}
