@@ -36,7 +36,7 @@ func commands() []command {
 			run: func(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
 				return serve(ctx, fs, args, c.getenv, c.stdout, c.stderr, c.listening)
 			}},
-		{name: "publish", usage: "--topic T [--type progress] [--data JSON] [--idempotency-key K]",
+		{name: "publish", usage: "--topic T [--type progress] [--data JSON] [--idempotency-key K] [--publisher NAME]",
 			summary: "publish one event through Redis (data from stdin without --data)",
 			about: "Publishes one event with the publish script to redis.url, or to the embedded server of a hub\n" +
 				"running with defaults (redis://127.0.0.1:6380/0), and prints its id.",
@@ -99,6 +99,7 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 	typ := fs.String("type", "progress", "event type")
 	data := fs.String("data", "", "event data: one JSON value (read from stdin when empty)")
 	key := fs.String("idempotency-key", "", "the event's idempotency key: the same key again stores nothing (default: a fresh one)")
+	publisher := fs.String("publisher", "", "the name the idempotency key is kept under: keys are each publisher's own (default: the shared empty name)")
 	verbose := fs.Bool("verbose", false, "print the idempotency key and the retries on stderr")
 	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagRedisURL)
 	if err != nil {
@@ -134,7 +135,7 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 	pub := newPublisher(cfg, rdb, nil)
 	ctx, cancel := context.WithTimeout(ctx, max(cfg.Redis.PublishRetry, cfg.Redis.MigrationRetry)+10*time.Second)
 	defer cancel()
-	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key})
+	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key, Publisher: *publisher})
 	if *verbose {
 		fmt.Fprintf(c.stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
 	}
@@ -284,7 +285,7 @@ func tokenCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) er
 		return errors.New("auth.hmac_secret (HUB_AUTH_HMAC_SECRET or HUB_AUTH_HMAC_SECRET_FILE) is not set; tokens for public-key auth are signed by your identity provider")
 	}
 	tok, err := auth.Sign([]byte(cfg.Auth.HMACSecret), auth.Grant{Subscribe: sub, Publish: pub}, auth.Claims{
-		Subject: *subject, Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.Audience, TTL: *ttl,
+		Subject: *subject, Issuer: cfg.Auth.Issuer, Audience: cfg.Auth.CheckedAudience(), TTL: *ttl,
 	}, time.Now())
 	if err != nil {
 		return err

@@ -11,11 +11,25 @@ const MaxTokenBytes = 8 << 10
 // DefaultCookie is the cookie read when none is configured.
 const DefaultCookie = "hub_token"
 
+// HostCookiePrefix is put before the cookie's name when it is Secure: a browser keeps a "__Host-" cookie only when it
+// is Secure, has Path=/ and no Domain, so no sibling subdomain or plain-HTTP page can set or shadow it.
+const HostCookiePrefix = "__Host-"
+
+// HostCookie is name with HostCookiePrefix, once.
+func HostCookie(name string) string {
+	if strings.HasPrefix(name, HostCookiePrefix) {
+		return name
+	}
+	return HostCookiePrefix + name
+}
+
 // Extractor finds a request's token: the Authorization header first, then the cookie, then (only when AllowQuery)
 // the access_token query parameter. The query is off by default because URLs end up in proxy logs, browser
 // history and Referer headers.
 type Extractor struct {
-	Cookie     string // default DefaultCookie
+	// Cookie is the session cookie's name, default DefaultCookie. Its "__Host-" form (HostCookie) is read first,
+	// then the name itself unless it already has the prefix.
+	Cookie     string
 	AllowQuery bool
 	// ProxyHeader names a header in which an authenticating proxy passes the access token (oauth2-proxy's
 	// X-Forwarded-Access-Token). It is read first, and only from a request FromProxy vouches for: anyone else
@@ -42,8 +56,8 @@ func (x Extractor) Extract(r *http.Request) (string, error) {
 	if h := r.Header.Values("Authorization"); len(h) > 0 {
 		return bearer(h)
 	}
-	if x.cookie() != "" {
-		if cs := r.CookiesNamed(x.cookie()); len(cs) > 0 && cs[0].Value != "" {
+	for _, name := range []string{HostCookie(x.cookie()), x.cookie()} {
+		if cs := r.CookiesNamed(name); len(cs) > 0 && cs[0].Value != "" {
 			return checkShape(cs[0].Value) // browsers send the most specific path first
 		}
 	}

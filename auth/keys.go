@@ -106,36 +106,50 @@ func loadJWKS(path string) ([]key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth.jwks_file: %w", err)
 	}
-	return parseJWKS(data, "auth.jwks_file "+path)
+	keys, unusable, err := parseJWKS(data, "auth.jwks_file "+path)
+	if err == nil && len(unusable) > 0 {
+		return nil, unusable[0]
+	}
+	return keys, err
 }
 
-// parseJWKS reads a JWKS document, from a file or from auth.jwks_url; src names it in errors.
-func parseJWKS(data []byte, src string) ([]key, error) {
+// parseJWKS reads a JWKS document, from a file or from auth.jwks_url; src names it in errors. A signing key the hub
+// cannot use (an unsupported type or alg, a weak RSA key, a point off its curve) is left out and told in unusable;
+// the document is an error only when it cannot be read or leaves no usable key.
+func parseJWKS(data []byte, src string) (keys []key, unusable []error, err error) {
 	var set struct {
 		Keys []jwk `json:"keys"`
 	}
 	if err := json.Unmarshal(data, &set); err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return nil, nil, fmt.Errorf("%s: %w", src, err)
 	}
-	var keys []key
 	for i, j := range set.Keys {
 		if j.Use != "" && j.Use != "sig" {
 			continue
 		}
 		k, err := j.key()
-		if err != nil {
-			return nil, fmt.Errorf("%s: key %d (kid %q): %w", src, i, clip(j.Kid), err)
+		if err == nil && j.Alg != "" && j.Alg != k.alg {
+			err = fmt.Errorf("alg %s does not fit a %s key", clip(j.Alg), k.alg)
 		}
-		if j.Alg != "" && j.Alg != k.alg {
-			return nil, fmt.Errorf("%s: key %d (kid %q): alg %s does not fit a %s key", src, i, clip(j.Kid), clip(j.Alg), k.alg)
+		if err != nil {
+			unusable = append(unusable, fmt.Errorf("%s: key %d (kid %q): %w", src, i, clip(j.Kid), err))
+			continue
 		}
 		k.kid = j.Kid
 		keys = append(keys, k)
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%s: no signing keys", src)
+		return nil, unusable, fmt.Errorf("%s: no usable signing keys%s", src, firstOf(unusable))
 	}
-	return keys, nil
+	return keys, unusable, nil
+}
+
+// firstOf says why the first unusable key was left out, for an error about a set that has none left.
+func firstOf(unusable []error) string {
+	if len(unusable) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d left out; first: %v)", len(unusable), unusable[0])
 }
 
 func (j jwk) key() (key, error) {

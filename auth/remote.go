@@ -48,20 +48,20 @@ type remoteKeys struct {
 	refetch   time.Duration
 	now       func() time.Time
 	onRefresh func(outcome string)
+	onProblem func(err error)
 
 	set     atomic.Pointer[keySet] // nil until the first good fetch
 	fetchMu sync.Mutex             // one fetch at a time; a caller that waits on it then sees its result
 
 	mu        sync.Mutex
-	lastErr   error     // the last fetch's failure, nil after a success
 	lastByKid time.Time // when an unknown kid last caused a fetch
-	attempted bool      // a fetch has completed, well or not
 }
 
 type keySet struct {
-	keys    []key
-	fetched time.Time
-	maxAge  time.Duration // from Cache-Control; 0 when the answer gave none
+	keys     []key
+	unusable int // signing keys of the set that were left out
+	fetched  time.Time
+	maxAge   time.Duration // from Cache-Control; 0 when the answer gave none
 }
 
 func newRemoteKeys(cfg Config) (*remoteKeys, error) {
@@ -69,10 +69,11 @@ func newRemoteKeys(cfg Config) (*remoteKeys, error) {
 		return nil, err
 	}
 	r := &remoteKeys{url: cfg.JWKSURL, client: cfg.HTTPClient, refresh: cfg.JWKSRefresh, refetch: cfg.JWKSRefetch,
-		now: cfg.Now, onRefresh: cfg.OnRefresh}
+		now: cfg.Now, onRefresh: cfg.OnRefresh, onProblem: cfg.OnProblem}
 	if r.client == nil {
 		r.client = &http.Client{Timeout: jwksFetchTimeout}
 	}
+	r.client = checkingRedirects(r.client)
 	if r.refresh <= 0 {
 		r.refresh = DefaultJWKSRefresh
 	}
@@ -81,6 +82,9 @@ func newRemoteKeys(cfg Config) (*remoteKeys, error) {
 	}
 	if r.onRefresh == nil {
 		r.onRefresh = func(string) {}
+	}
+	if r.onProblem == nil {
+		r.onProblem = func(error) {}
 	}
 	return r, nil
 }
@@ -96,6 +100,29 @@ func checkJWKSURL(raw string) error {
 		return fmt.Errorf("auth.jwks_url %q: plain http is allowed only to a loopback address; use https", clip(raw))
 	}
 	return nil
+}
+
+// jwksMaxRedirects is how many redirects a key set fetch follows.
+const jwksMaxRedirects = 5
+
+// checkingRedirects returns a copy of c that holds every redirect of a key set fetch to checkJWKSURL's rule: a
+// loopback URL that redirects to plain http elsewhere would otherwise hand the hub keys anyone on the path can swap.
+func checkingRedirects(c *http.Client) *http.Client {
+	cc := *c
+	next := c.CheckRedirect
+	cc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= jwksMaxRedirects {
+			return fmt.Errorf("stopped after %d redirects", jwksMaxRedirects)
+		}
+		if err := checkJWKSURL(req.URL.String()); err != nil {
+			return fmt.Errorf("redirect refused: %w", err)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+	return &cc
 }
 
 func loopbackHost(h string) bool {
@@ -171,10 +198,10 @@ func (r *remoteKeys) fetch(ctx context.Context) error {
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
 	outcome, err := r.get(ctx)
-	r.mu.Lock()
-	r.lastErr, r.attempted = err, true
-	r.mu.Unlock()
 	r.onRefresh(outcome)
+	if err != nil {
+		r.onProblem(err)
+	}
 	return err
 }
 
@@ -199,11 +226,14 @@ func (r *remoteKeys) get(ctx context.Context) (outcome string, err error) {
 	if len(data) > jwksMaxBytes {
 		return RefreshInvalid, fmt.Errorf("auth.jwks_url %s: key set larger than %d bytes", r.url, jwksMaxBytes)
 	}
-	keys, err := parseJWKS(data, "auth.jwks_url "+r.url)
+	keys, unusable, err := parseJWKS(data, "auth.jwks_url "+r.url)
+	for _, u := range unusable {
+		r.onProblem(u)
+	}
 	if err != nil {
 		return RefreshInvalid, err
 	}
-	r.set.Store(&keySet{keys: keys, fetched: r.now(), maxAge: maxAge(resp.Header.Values("Cache-Control"))})
+	r.set.Store(&keySet{keys: keys, unusable: len(unusable), fetched: r.now(), maxAge: maxAge(resp.Header.Values("Cache-Control"))})
 	return RefreshOK, nil
 }
 
@@ -224,14 +254,17 @@ func maxAge(values []string) time.Duration {
 	return 0
 }
 
-// noKeys is the refusal for a token that only the IdP's keys could verify, while none has been fetched.
-func (r *remoteKeys) noKeys() error {
-	r.mu.Lock()
-	last, attempted := r.lastErr, r.attempted
-	r.mu.Unlock()
-	why := "the first fetch is under way"
-	if attempted && last != nil {
-		why = "last attempt: " + last.Error()
+// unusable is how many signing keys of the set in force were left out.
+func (r *remoteKeys) unusable() int {
+	if s := r.set.Load(); s != nil {
+		return s.unusable
 	}
-	return &noKeysError{fmt.Sprintf("the identity provider's keys have not been fetched yet from auth.jwks_url %s, so no token can be verified (%s)", r.url, why)}
+	return 0
+}
+
+// noKeys is the refusal for a token that only the IdP's keys could verify, while none has been fetched. It is
+// answered to whoever sent the token, so it names neither the URL nor why fetching failed: OnProblem and the
+// hub's log have that, hub_auth_jwks_refreshes_total counts the failures.
+func (r *remoteKeys) noKeys() error {
+	return &noKeysError{"the identity provider's signing keys are not available yet, so no token it issued can be verified; try again shortly"}
 }

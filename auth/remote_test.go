@@ -2,8 +2,13 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
 	"errors"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,8 +113,13 @@ func TestJWKSURLDownAtStart(t *testing.T) {
 	_, err = v.Verify(tok)
 	var ae *Error
 	if !errors.As(err, &ae) || ae.Reason != ReasonNoKeys || ae.Status() != http.StatusServiceUnavailable ||
-		!strings.Contains(err.Error(), "not been fetched yet from auth.jwks_url "+idp.URL()) || !strings.Contains(err.Error(), "503") {
-		t.Fatalf("Verify before any key set = %v, want a 503 no_keys naming the URL and the last failure", err)
+		!strings.Contains(err.Error(), "signing keys are not available yet") {
+		t.Fatalf("Verify before any key set = %v, want a 503 no_keys", err)
+	}
+	for _, leak := range []string{"127.0.0.1", "auth.jwks_url", "503 Service Unavailable", "down for maintenance"} {
+		if strings.Contains(err.Error(), leak) {
+			t.Errorf("Verify before any key set = %q: tells the client %q; the URL and the fetch's failure belong in the log", err, leak)
+		}
 	}
 	if !v.KeysFetched().IsZero() {
 		t.Errorf("KeysFetched() = %v before any good fetch, want zero", v.KeysFetched())
@@ -179,4 +189,87 @@ func TestJWKSURLRefusesPlainHTTPBeyondLoopback(t *testing.T) {
 			t.Errorf("NewVerifier(jwks_url %s) = %v, want refused", u, err)
 		}
 	}
+}
+
+// A key set URL on loopback that redirects to plain http off loopback is not followed: the keys there could be
+// anyone's. The test's transport dials the second server for every host, so the redirect target is a real server
+// under a name that is not loopback.
+func TestJWKSURLRedirectsAreHeldToTheSameRule(t *testing.T) {
+	elsewhere := authtest.NewIdP(t)
+	elsewhere.Add(t, "evil", jwt.SigningMethodRS256)
+	target := strings.Replace(elsewhere.URL(), "127.0.0.1", "keys.example.net", 1)
+	hop := httptest.NewServer(http.RedirectHandler(target, http.StatusFound))
+	t.Cleanup(hop.Close)
+	addr := strings.TrimPrefix(elsewhere.URL()[:strings.Index(elsewhere.URL(), "/realms")], "http://")
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		if strings.HasPrefix(a, "keys.example.net:") {
+			a = addr
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, a)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	seen := &outcomes{seen: map[string]int{}}
+	v, err := NewVerifier(Config{JWKSURL: hop.URL + "/certs", JWKSRefresh: time.Hour, OnRefresh: seen.add,
+		HTTPClient: &http.Client{Transport: tr, Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	runVerifier(t, v)
+	testutil.Eventually(t, 10*time.Second, "the first fetch to end", func() bool { return seen.get(RefreshError)+seen.get(RefreshOK) > 0 })
+	if tok := elsewhere.Sign(t, "evil", validClaims(Grant{Publish: []string{"*"}})); accepts(v, tok) {
+		t.Fatalf("a token signed with a key fetched through a redirect to plain http off loopback was accepted")
+	}
+	if seen.get(RefreshError) == 0 || elsewhere.Hits() != 0 {
+		t.Errorf("outcomes %v, %d requests to the redirect target; want an error and none", seen.seen, elsewhere.Hits())
+	}
+	// The same redirect to loopback is followed.
+	back := httptest.NewServer(http.RedirectHandler(elsewhere.URL(), http.StatusFound))
+	t.Cleanup(back.Close)
+	v2, err := NewVerifier(Config{JWKSURL: back.URL + "/certs", JWKSRefresh: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok := elsewhere.Sign(t, "evil", validClaims(Grant{Publish: []string{"*"}})); !accepts(v2, tok) {
+		t.Errorf("a redirect from loopback to loopback was not followed")
+	}
+}
+
+// A key set with keys the hub cannot use (an RSA key labelled PS256, a 1024-bit RSA key) still brings in the keys
+// beside them, at the first fetch too; the others are counted and told to OnProblem. A set with no usable key at all
+// is an invalid fetch.
+func TestJWKSURLSkipsUnusableKeys(t *testing.T) {
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	big2048, _ := rsa.GenerateKey(rand.Reader, 2048)
+	small, _ := rsa.GenerateKey(rand.Reader, 1024)
+	rsaJWK := func(kid, alg string, k *rsa.PrivateKey) map[string]string {
+		return map[string]string{"kty": "RSA", "kid": kid, "alg": alg, "use": "sig", "n": b64(k.N.Bytes()), "e": "AQAB"}
+	}
+	idp := authtest.NewIdP(t)
+	idp.Add(t, "r2", jwt.SigningMethodRS256)
+	idp.Set(func(s *authtest.State) {
+		s.Extra = []map[string]string{rsaJWK("ps", "PS256", big2048), rsaJWK("weak", "RS256", small)}
+	})
+	seen := &outcomes{seen: map[string]int{}}
+	var mu sync.Mutex
+	var problems []string
+	v, err := NewVerifier(Config{JWKSURL: idp.URL(), JWKSRefresh: 100 * time.Millisecond, OnRefresh: seen.add,
+		OnProblem: func(err error) { mu.Lock(); problems = append(problems, err.Error()); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(idp.Sign(t, "r2", validClaims(Grant{Subscribe: []string{"a"}}))); err != nil {
+		t.Fatalf("Verify(r2) at first start beside two unusable keys = %v, want accepted", err)
+	}
+	if n := v.UnusableKeys(); n != 2 {
+		t.Errorf("UnusableKeys() = %d, want 2", n)
+	}
+	mu.Lock()
+	told := strings.Join(problems, "\n")
+	mu.Unlock()
+	if !strings.Contains(told, `kid "ps"`) || !strings.Contains(told, "PS256") || !strings.Contains(told, `kid "weak"`) || !strings.Contains(told, "1024 bits") {
+		t.Errorf("OnProblem was told %q; want each left-out key named with why", told)
+	}
+	runVerifier(t, v)
+	idp.Remove("r2")
+	testutil.Eventually(t, 10*time.Second, "a set of unusable keys only to count as invalid", func() bool { return seen.get(RefreshInvalid) > 0 })
 }

@@ -37,6 +37,9 @@ type Config struct {
 	JWKSRefetch time.Duration // least time between fetches for an unknown kid; default DefaultJWKSRefetch
 	HTTPClient  *http.Client  // fetches JWKSURL; default one with a 10 s timeout
 	OnRefresh   func(outcome string)
+	// OnProblem is told, for the log, why a fetch failed and why each key of a fetched set was left out. Neither
+	// reaches a client: before the first good fetch, a refused token is answered in general words.
+	OnProblem func(err error)
 
 	// RolesClaim is a dotted path to a claim listing role names; Roles gives each name its patterns, added to the
 	// token's own "hub" grant.
@@ -145,6 +148,14 @@ func (v *Verifier) Run(ctx context.Context) {
 	if v.remote != nil {
 		v.remote.run(ctx)
 	}
+}
+
+// UnusableKeys is how many signing keys of JWKSURL's set in force were left out as unusable (OnProblem says why).
+func (v *Verifier) UnusableKeys() int {
+	if v.remote == nil {
+		return 0
+	}
+	return v.remote.unusable()
 }
 
 // KeysFetched is when the key set of JWKSURL in force was fetched: zero before the first good fetch, or without

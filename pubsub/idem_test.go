@@ -2,7 +2,6 @@ package pubsub
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -27,7 +26,6 @@ func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
 		if err != nil || first.Duplicate || first.ID == "" {
 			t.Fatalf("PublishMessage(key wf-1/a) = %+v, %v; want a new id", first, err)
 		}
-		m.Data = []byte(`{"workflow":"wf-1","step":"a","again":true}`) // the key decides, not the data
 		again, err := pub.PublishMessage(ctx, m)
 		if err != nil || !again.Duplicate || again.ID != first.ID {
 			t.Fatalf("PublishMessage(key wf-1/a) again = %+v, %v; want {ID:%s Duplicate:true}", again, err, first.ID)
@@ -52,7 +50,8 @@ func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
 	})
 }
 
-// TestPublishIdempotencyKeyConcurrent: publishers racing with one key store one event and all answer its id.
+// TestPublishIdempotencyKeyConcurrent: attempts racing with one key and one content store one event and all answer
+// its id.
 func TestPublishIdempotencyKeyConcurrent(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		ctx := ctxFor(t)
@@ -63,7 +62,7 @@ func TestPublishIdempotencyKeyConcurrent(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				pub := b.publisher(PublisherConfig{})
-				res[i], errs[i] = pub.PublishMessage(ctx, Message{Topic: "t", Data: fmt.Appendf(nil, `{"from":%d}`, i), IdempotencyKey: "k"})
+				res[i], errs[i] = pub.PublishMessage(ctx, Message{Topic: "t", Data: []byte(`{"n":1}`), IdempotencyKey: "k"})
 			})
 		}
 		wg.Wait()
@@ -95,7 +94,7 @@ func TestPublishIdempotencyKeyExpires(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		record := b.keys.Idempotency("t", "k")
+		record := b.keys.Idempotency("t", "", "k")
 		if left, err := b.rdb.PTTL(ctx, record).Result(); err != nil || left <= 0 || left > ttl {
 			t.Fatalf("PTTL %s = %v, %v; want in (0, %v]", record, left, err, ttl)
 		}
@@ -127,15 +126,96 @@ func TestPublishIdempotencyKeyValidated(t *testing.T) {
 				t.Errorf("PublishMessage(key %q) = %+v, %v; want an error wrapping ErrInvalid", key, r, err)
 			}
 		}
-		for _, record := range []string{b.keys.Idempotency("other", "k"), b.keys.Idempotency("t", ""), b.keys.State("t")} {
+		for _, record := range []string{b.keys.Idempotency("other", "", "k"), b.keys.Idempotency("t", "", ""),
+			b.keys.State("t"), b.keys.Idempotency("t", "a", "k"), b.keys.Idempotency("t", "a:b", "k")} {
 			_, err := publishScript.Run(ctx, b.rdb, []string{b.keys.Stream("t"), b.keys.State("t"), record},
-				b.keys.Channel("t"), "progress", "{}", 100, 1024, "", 1000).Result()
+				b.keys.Channel("t"), "progress", "{}", 100, 1024, "", 1000, "a:").Result()
 			if !errors.Is(refusal(err), ErrInvalid) {
 				t.Errorf("script with KEYS[3]=%s = %v; want the refusal 'invalid idempotency key'", record, err)
 			}
 		}
 		if keys, _ := b.rdb.Keys(ctx, b.prefix+":*").Result(); len(keys) != 0 {
 			t.Errorf("refused publishes left keys %q", keys)
+		}
+	})
+}
+
+// TestPublishIdempotencyKeysArePerPublisher: two publishers with one key each store their own event and learn nothing
+// of the other's id; names that only differ in where a ":" falls are different publishers.
+func TestPublishIdempotencyKeysArePerPublisher(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		ctx := ctxFor(t)
+		pub := b.publisher(PublisherConfig{})
+		ids := map[string]bool{}
+		for _, m := range []Message{
+			{Publisher: "agent-b", IdempotencyKey: "wf-7/deploy"},
+			{Publisher: "agent-a", IdempotencyKey: "wf-7/deploy"},
+			{Publisher: "", IdempotencyKey: "wf-7/deploy"},
+			{Publisher: "a:b", IdempotencyKey: "c"},
+			{Publisher: "a", IdempotencyKey: "b:c"},
+			{Publisher: "a%3Ab", IdempotencyKey: "c"},
+		} {
+			m.Topic, m.Data = "t", []byte(`{"status":"succeeded"}`)
+			r, err := pub.PublishMessage(ctx, m)
+			if err != nil || r.Duplicate || ids[r.ID] {
+				t.Errorf("PublishMessage(publisher %q, key %q) = %+v, %v; want a new event of its own", m.Publisher, m.IdempotencyKey, r, err)
+			}
+			ids[r.ID] = true
+		}
+		if got := b.streamIDs(t, "t"); len(got) != 6 {
+			t.Errorf("stream holds %d events, want 6 (one per publisher and key)", len(got))
+		}
+	})
+}
+
+// TestPublishIdempotencyKeyOtherContentConflicts: a publisher's key reused with another type or data within the TTL
+// is refused with ErrConflict and stores nothing; the same content again is still the duplicate.
+func TestPublishIdempotencyKeyOtherContentConflicts(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		ctx := ctxFor(t)
+		reg := prometheus.NewRegistry()
+		pub := b.publisher(PublisherConfig{Metrics: NewPublishMetrics(reg)})
+		m := Message{Topic: "t", Type: "progress", Data: []byte(`{"step":"a"}`), IdempotencyKey: "k", Publisher: "p"}
+		first, err := pub.PublishMessage(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range []Message{
+			{Topic: "t", Type: "progress", Data: []byte(`{"step":"b"}`), IdempotencyKey: "k", Publisher: "p"},
+			{Topic: "t", Type: "log", Data: []byte(`{"step":"a"}`), IdempotencyKey: "k", Publisher: "p"},
+		} {
+			if r, err := pub.PublishMessage(ctx, other); !errors.Is(err, ErrConflict) || r.ID != "" {
+				t.Errorf("PublishMessage(%s %s, same key) = %+v, %v; want ErrConflict and no id", other.Type, other.Data, r, err)
+			}
+		}
+		if r, err := pub.PublishMessage(ctx, m); err != nil || !r.Duplicate || r.ID != first.ID {
+			t.Errorf("PublishMessage(same content) = %+v, %v; want the duplicate of %s", r, err, first.ID)
+		}
+		if ids := b.streamIDs(t, "t"); len(ids) != 1 {
+			t.Errorf("stream holds %q, want the first event only", ids)
+		}
+		if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_publish_total", "outcome=conflict"); v != 2 {
+			t.Errorf("hub_publish_total{outcome=conflict} = %v, want 2", v)
+		}
+	})
+}
+
+// TestPublishIdempotencyTTLCeiling: a TTL past MaxIdempotencyTTL is held to it by the Publisher, and the script
+// refuses one from a caller that sends more.
+func TestPublishIdempotencyTTLCeiling(t *testing.T) {
+	forBackends(t, func(t *testing.T, b *backend) {
+		ctx := ctxFor(t)
+		pub := b.publisher(PublisherConfig{IdempotencyTTL: 30 * 24 * time.Hour})
+		if _, err := pub.PublishMessage(ctx, Message{Topic: "t", Data: []byte(`{}`), IdempotencyKey: "k"}); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := b.rdb.PTTL(ctx, b.keys.Idempotency("t", "", "k")).Result(); err != nil || left > MaxIdempotencyTTL {
+			t.Errorf("PTTL of the record = %v, %v; want at most %v", left, err, MaxIdempotencyTTL)
+		}
+		_, err := publishScript.Run(ctx, b.rdb, []string{b.keys.Stream("t"), b.keys.State("t"), b.keys.Idempotency("t", "", "k2")},
+			b.keys.Channel("t"), "progress", "{}", 100, 1024, "", MaxIdempotencyTTL.Milliseconds()+1, "").Result()
+		if !errors.Is(refusal(err), ErrInvalid) {
+			t.Errorf("script with a TTL over 24h = %v; want the refusal 'invalid idempotency ttl'", err)
 		}
 	})
 }

@@ -38,7 +38,11 @@ func (k Keys) TopicOf(name, suffix string) (string, bool) {
 	return t, t != ""
 }
 
-// Idempotency is the key that records an idempotency key's first event id on the topic, in the topic's slot.
-func (k Keys) Idempotency(topic, key string) string {
-	return k.prefix() + ":{" + topic + "}:idem:" + key
+// Idempotency is the key that records a publisher's idempotency key on the topic, in the topic's slot:
+// <prefix>:{<topic>}:idem:<publisher>:<key>, the publisher with "%" written "%25" and ":" written "%3A" so that no
+// publisher's keys can name another's record.
+func (k Keys) Idempotency(topic, publisher, key string) string {
+	return k.prefix() + ":{" + topic + "}:idem:" + publisherEscaper.Replace(publisher) + ":" + key
 }
+
+var publisherEscaper = strings.NewReplacer("%", "%25", ":", "%3A")

@@ -56,6 +56,7 @@ const (
 	outcomeInvalid   = "invalid"
 	outcomeTooLarge  = "too_large"
 	outcomeFailed    = "failed"
+	outcomeConflict  = "conflict"
 )
 
 // PublishMetrics counts what Publishers answered. Make one per registry and share it among a process's Publishers.
@@ -72,7 +73,7 @@ type PublishMetrics struct {
 func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
 	m := &PublishMetrics{
 		total: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "hub_publish_total", Help: "Publishes through the script, by outcome (ok, duplicate: an idempotency key seen before, invalid, too_large, failed).",
+			Name: "hub_publish_total", Help: "Publishes through the script, by outcome (ok, duplicate: an idempotency key seen before, conflict: a key seen before with other content, invalid, too_large, failed).",
 		}, []string{"outcome"}),
 		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_publish_retried_total", Help: "Publishes with an idempotency key that needed at least one retry, by outcome (ok, duplicate, failed).",
@@ -89,7 +90,7 @@ func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
 	}
 	m.duration.WithLabelValues("ok")
 	m.duration.WithLabelValues("error")
-	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeInvalid, outcomeTooLarge, outcomeFailed} {
+	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeConflict, outcomeInvalid, outcomeTooLarge, outcomeFailed} {
 		m.total.WithLabelValues(o)
 	}
 	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeFailed} {
@@ -125,6 +126,8 @@ func publishOutcome(res Result, err error) string {
 		return outcomeDuplicate
 	case err == nil:
 		return outcomeOK
+	case errors.Is(err, ErrConflict):
+		return outcomeConflict
 	case errors.Is(err, ErrTooLarge):
 		return outcomeTooLarge
 	case errors.Is(err, ErrInvalid), errors.Is(err, hub.ErrBadTopic), errors.Is(err, hub.ErrBadType):
@@ -148,6 +151,10 @@ func (m *PublishMetrics) took(d time.Duration, err error) {
 }
 
 func (m *PublishMetrics) retriedFor(d time.Duration, res Result, err error) {
-	m.retried.WithLabelValues(publishOutcome(res, err)).Inc()
+	o := publishOutcome(res, err)
+	if o != outcomeOK && o != outcomeDuplicate {
+		o = outcomeFailed
+	}
+	m.retried.WithLabelValues(o).Inc()
 	m.waited.Observe(d.Seconds())
 }

@@ -28,7 +28,7 @@ type PublisherConfig struct {
 	MaxAge         time.Duration // history.max_age: also trim entries older than this; 0 keeps them
 	MaxEventBytes  int           // limits.max_event_bytes, default 64 KiB
 	Sharded        bool          // redis.sharded_pubsub: SPUBLISH, for subscribers that SSUBSCRIBE
-	IdempotencyTTL time.Duration // history.idempotency_ttl: how long a key is remembered, default 10 min
+	IdempotencyTTL time.Duration // history.idempotency_ttl: how long a key is remembered, default 10 min, at most 24 h
 	// RetryBudget (redis.publish_retry, default 5 s) is how long a publish with an idempotency key is retried after
 	// a connection error or a failover reply (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, LOADING, READONLY, MASTERDOWN);
 	// negative turns retries off. A publish without a key is never retried here: it might be stored twice.
@@ -62,6 +62,7 @@ func NewPublisher(rdb redis.UniversalClient, cfg PublisherConfig) *Publisher {
 	if cfg.IdempotencyTTL <= 0 {
 		cfg.IdempotencyTTL = DefaultIdempotencyTTL
 	}
+	cfg.IdempotencyTTL = min(cfg.IdempotencyTTL, MaxIdempotencyTTL)
 	if cfg.RetryBudget == 0 {
 		cfg.RetryBudget = DefaultRetryBudget
 	}
@@ -84,9 +85,14 @@ type Message struct {
 	Topic, Type string // an empty Type means hub.DefaultType
 	Data        []byte
 	// IdempotencyKey, when not empty, makes the publish safe to repeat for history.idempotency_ttl: the first
-	// publish with a key stores the event, any later one with the same key (on the same topic) answers the first
-	// event's id and stores nothing. With a key, failed attempts are retried within the retry budget.
+	// publish with a key stores the event, any later one of the same content with the same key (on the same topic,
+	// by the same Publisher name) answers the first event's id and stores nothing; one of other content (type or
+	// data) is refused with ErrConflict. With a key, failed attempts are retried within the retry budget.
 	IdempotencyKey string
+	// Publisher names whose keys these are (the hub gives a token's subject): each publisher's keys are its own, so
+	// one cannot answer or shadow another's. Empty is a name too, shared by every publisher that gives none. At most
+	// MaxPublisherLen bytes.
+	Publisher string
 }
 
 // Result is the answer to a publish.
@@ -141,10 +147,13 @@ func (p *Publisher) validate(m Message) error {
 	if err := Validate(m.Topic, m.Type, m.Data, p.cfg.MaxEventBytes); err != nil {
 		return err
 	}
-	if m.IdempotencyKey != "" {
-		return ValidateKey(m.IdempotencyKey)
+	if m.IdempotencyKey == "" {
+		return nil
 	}
-	return nil
+	if len(m.Publisher) > MaxPublisherLen {
+		return fmt.Errorf("%w: publisher name is %d bytes, at most %d", ErrInvalid, len(m.Publisher), MaxPublisherLen)
+	}
+	return ValidateKey(m.IdempotencyKey)
 }
 
 // finish reports a publish's end to the metrics and wraps its error.
@@ -172,8 +181,8 @@ func (p *Publisher) scriptCall(m Message) (keys []string, args []any) {
 	keys = []string{p.keys.Stream(m.Topic), p.keys.State(m.Topic)}
 	args = []any{p.keys.Channel(m.Topic), m.Type, m.Data, p.cfg.MaxLen, p.cfg.MaxEventBytes, minID}
 	if m.IdempotencyKey != "" {
-		keys = append(keys, p.keys.Idempotency(m.Topic, m.IdempotencyKey))
-		args = append(args, p.cfg.IdempotencyTTL.Milliseconds())
+		keys = append(keys, p.keys.Idempotency(m.Topic, m.Publisher, m.IdempotencyKey))
+		args = append(args, p.cfg.IdempotencyTTL.Milliseconds(), m.Publisher)
 	}
 	return keys, args
 }

@@ -13,17 +13,22 @@ import (
 //
 //	KEYS[1]  the topic's stream   <prefix>:{<topic>}:events
 //	KEYS[2]  the topic's state    <prefix>:{<topic>}:state
-//	KEYS[3]  optional: the idempotency record <prefix>:{<topic>}:idem:<key>, key 1-255 of visible ASCII
+//	KEYS[3]  optional: the idempotency record <prefix>:{<topic>}:idem:<publisher>:<key>, key 1-255 of visible
+//	         ASCII, publisher as ARGV[8] with "%" written "%25" and ":" written "%3A"
 //	ARGV[1]  the topic's channel  <prefix>:{<topic>}:live
 //	ARGV[2]  type                 1-64 of [a-z0-9._-], not reset, auth-expired or health (the hub's own)
 //	ARGV[3]  data                 one JSON value
 //	ARGV[4]  history.max_len      trim with MAXLEN ~
 //	ARGV[5]  max event bytes      refuse larger data
 //	ARGV[6]  min id or ""         trim by age with MINID ~ (history.max_age)
-//	ARGV[7]  with KEYS[3]: how long the record is kept, in ms (history.idempotency_ttl)
+//	ARGV[7]  with KEYS[3]: how long the record is kept, in ms, 1 to 86400000 (history.idempotency_ttl)
+//	ARGV[8]  with KEYS[3]: the publisher whose key it is (the hub's HTTP API gives the token's subject), 0-1024 bytes
 //
 // Without KEYS[3] it returns the new entry's id. With it, it returns {id, 0} for a new event and {first id, 1} for a
-// key it has recorded: the event is then neither stored nor published again. The record lives in the topic's slot
+// key it has recorded with the same type and data (the record holds "<id> <sha1 of type\ndata>"): the event is then
+// neither stored nor published again. The same key with another type or data is refused ("ERR idempotency key
+// reused with other content") and nothing is stored. Keys are per publisher: another publisher's record is another
+// key, so no publisher learns of or suppresses another's events. The record lives in the topic's slot
 // and is written by the same script as the event, so a failover keeps both or neither.
 // The envelope's prev is the id of the entry before it, so a reader that sees a prev other than the last id it knows
 // has missed something and reads the gap back from the stream.

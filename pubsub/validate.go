@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,6 +17,9 @@ import (
 var (
 	ErrInvalid  = errors.New("invalid event")
 	ErrTooLarge = errors.New("event too large")
+	// ErrConflict: the publisher used the idempotency key for an event of other content (type or data) within
+	// history.idempotency_ttl; nothing was stored. Callers answer 409.
+	ErrConflict = errors.New("idempotency key reused with other content")
 )
 
 // ReservedTypes are the hub's own event types: the SSE control frames (reset, auth-expired) and the workflow-health
@@ -27,6 +31,12 @@ func controlType(t string) bool { return t == "reset" || t == "auth-expired" }
 
 // MaxKeyLen is the longest idempotency key: 1 to 255 characters of visible ASCII.
 const MaxKeyLen = 255
+
+// MaxPublisherLen is the longest publisher name the idempotency records are kept under (a token's subject).
+const MaxPublisherLen = 1024
+
+// MaxIdempotencyTTL is the longest history.idempotency_ttl the publish script takes.
+const MaxIdempotencyTTL = 24 * time.Hour
 
 // maxJSONDepth is how deeply the script's JSON decoder (Redis's cjson) nests arrays and objects.
 const maxJSONDepth = 1000
@@ -152,6 +162,7 @@ var scriptRefusals = []struct {
 	{"data is not valid JSON", ErrInvalid},
 	{"invalid idempotency key", ErrInvalid},
 	{"invalid idempotency ttl", ErrInvalid},
+	{"idempotency key reused with other content", ErrConflict},
 }
 
 // refusal returns the validation error a script error reply stands for, or nil when it is something else.

@@ -59,7 +59,7 @@ func (p *IdP) serve(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`<html>login</html>`))
 		return
 	}
-	var set []map[string]string
+	set := append([]map[string]string(nil), p.state.Extra...)
 	for _, kid := range p.order {
 		set = append(set, jwkOf(kid, p.keys[kid]))
 	}
@@ -125,6 +125,7 @@ type State struct {
 	Down         bool
 	Garbage      bool
 	CacheControl string
+	Extra        []map[string]string // published before the IdP's own keys, as given (keys the hub cannot use)
 }
 
 // Hits counts the requests for the key set.

@@ -17,6 +17,9 @@ workflow=$2
 url=${HUB_REDIS_URL:-redis://127.0.0.1:6380/0}
 prefix=${HUB_REDIS_PREFIX:-hub}
 delay=${AGENT_STEP_DELAY:-1}
+# The name this agent's idempotency keys are kept under; in the record's key its % is written %25 and its : %3A.
+publisher=${AGENT_PUBLISHER:-shell}
+who=$(printf '%s' "$publisher" | sed 's/%/%25/g; s/:/%3A/g')
 
 # The hub's publish script, read from the hub's own file.
 script=$(cat "$(dirname "$0")/../../pubsub/publish.lua")
@@ -28,7 +31,7 @@ publish() {
   key=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
   for attempt in 1 2 3; do
     out=$(redis-cli -u "$url" EVAL "$script" 3 "$prefix:{$topic}:events" "$prefix:{$topic}:state" \
-      "$prefix:{$topic}:idem:$key" "$prefix:{$topic}:live" "$1" "$2" 10000 65536 '' 600000 2>&1) || true
+      "$prefix:{$topic}:idem:$who:$key" "$prefix:{$topic}:live" "$1" "$2" 10000 65536 '' 600000 "$publisher" 2>&1) || true
     id=$(printf '%s\n' "$out" | head -n 1)
     case $id in
       ERR*) break ;; # refused: sending it again cannot help

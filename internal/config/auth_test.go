@@ -54,3 +54,28 @@ func TestConfigAuthKeysThatGoTogether(t *testing.T) {
 		}
 	}
 }
+
+// auth.jwks_url without auth.audience would accept the identity provider's tokens for every other client of it: the
+// hub refuses to start and says what to set; "*" accepts any audience on purpose, and tokens are then held to none.
+func TestConfigJWKSURLNeedsAnAudience(t *testing.T) {
+	_, err := cfgLoad(t, nil, "--config", cfgFile(t, "auth:\n  jwks_url: https://sso.example.com/certs\n"))
+	cfgErrHas(t, "Load(jwks_url without audience)", err, "auth.audience: must be set with auth.jwks_url", `"*" to accept any audience`)
+	for aud, checked := range map[string]string{"hub": "hub", "'*'": ""} {
+		cfg, err := cfgLoad(t, nil, "--config", cfgFile(t, "auth:\n  jwks_url: https://sso.example.com/certs\n  audience: "+aud+"\n"))
+		if err != nil || cfg.Auth.CheckedAudience() != checked {
+			t.Errorf("Load(jwks_url, audience %s) = %v, checked audience %q; want accepted, %q", aud, err, cfg.Auth.CheckedAudience(), checked)
+		}
+	}
+	if _, err := cfgLoad(t, nil, "--config", cfgFile(t, "auth:\n  hmac_secret: 0123456789abcdef0123456789abcdef\n")); err != nil {
+		t.Errorf("Load(hmac_secret without audience) = %v; want accepted (the hub's own tokens)", err)
+	}
+}
+
+// history.idempotency_ttl has a ceiling: records are kept at most 24h (the publish script refuses longer).
+func TestConfigIdempotencyTTLCeiling(t *testing.T) {
+	_, err := cfgLoad(t, map[string]string{"HUB_HISTORY_IDEMPOTENCY_TTL": "25h"})
+	cfgErrHas(t, "Load(idempotency_ttl 25h)", err, "history.idempotency_ttl: must be 1ms to 24h0m0s")
+	if cfg, err := cfgLoad(t, map[string]string{"HUB_HISTORY_IDEMPOTENCY_TTL": "24h"}); err != nil || cfg.History.IdempotencyTTL.Hours() != 24 {
+		t.Errorf("Load(idempotency_ttl 24h) = %v, %v; want accepted", cfg.History.IdempotencyTTL, err)
+	}
+}

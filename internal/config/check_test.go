@@ -226,7 +226,7 @@ func TestConfigDescribeMasksSecrets(t *testing.T) {
 		"HUB_AUTH_HMAC_SECRET":   "hmacsecret1",
 		"HUB_REDIS_URL":          "redis://user:redispw1@127.0.0.1:6379/0?password=redispw2",
 		"HUB_NOTIFY_WEBHOOK_URL": "https://hooks.example/T1/B1/hookpath2", "HUB_NOTIFY_WEBHOOK_SECRET": "hooksecret2",
-		"HUB_AUTH_JWKS_URL": "https://idp:jwkspw1@idp.example/keys",
+		"HUB_AUTH_JWKS_URL": "https://idp:jwkspw1@idp.example/keys", "HUB_AUTH_AUDIENCE": "hub",
 	}
 	cfg, src, err := loadSources(t, env, "--config", path)
 	if err != nil {

@@ -139,16 +139,38 @@ type LimitsConfig struct {
 	MaxTopicsScanKeys int `yaml:"max_topics_scan_keys"`
 }
 
+// AnyAudience as auth.audience accepts a token for any audience: an explicit choice, required to run with
+// auth.jwks_url and no audience of the hub's own.
+const AnyAudience = "*"
+
+// CheckedAudience is the audience tokens are held to: "" (none) for AnyAudience.
+func (a AuthConfig) CheckedAudience() string {
+	if a.Audience == AnyAudience {
+		return ""
+	}
+	return a.Audience
+}
+
+// Values of auth.cookie_secure.
+const (
+	CookieSecureAuto   = "auto"   // Secure over TLS, off loopback, or when a trusted proxy says X-Forwarded-Proto: https
+	CookieSecureAlways = "always" // always Secure (a hub on plain HTTP behind a TLS-terminating proxy)
+	CookieSecureNever  = "never"  // never Secure (plain HTTP throughout: a lab, a test)
+)
+
 // AuthConfig chooses how clients prove who they are; see README.md, "Security".
 type AuthConfig struct {
 	// Anonymous admits requests without a token. Unset, it is true when no key is configured and false otherwise.
-	Anonymous       *bool         `yaml:"anonymous"`
-	HMACSecret      string        `yaml:"hmac_secret"`
-	PublicKeyFile   string        `yaml:"public_key_file"`
-	JWKSFile        string        `yaml:"jwks_file"`
-	Issuer          string        `yaml:"issuer"`
-	Audience        string        `yaml:"audience"`
-	CookieName      string        `yaml:"cookie_name"`
+	Anonymous     *bool  `yaml:"anonymous"`
+	HMACSecret    string `yaml:"hmac_secret"`
+	PublicKeyFile string `yaml:"public_key_file"`
+	JWKSFile      string `yaml:"jwks_file"`
+	Issuer        string `yaml:"issuer"`
+	// Audience is what a token's aud must contain; required with JWKSURL, where AnyAudience ("*") accepts any.
+	Audience   string `yaml:"audience"`
+	CookieName string `yaml:"cookie_name"`
+	// CookieSecure is when the session cookie is Secure (and named with the "__Host-" prefix): auto, always, never.
+	CookieSecure    string        `yaml:"cookie_secure"`
 	AllowQueryToken bool          `yaml:"allow_query_token"`
 	ClockSkew       time.Duration `yaml:"clock_skew"`
 	// JWKSURL is an identity provider's key set, fetched at start and every JWKSRefresh.
@@ -209,7 +231,7 @@ func Default() Config {
 			MaxTopicsScanKeys: 100000,
 		},
 		Log: LogConfig{Level: "info", Format: "json"},
-		Auth: AuthConfig{CookieName: auth.DefaultCookie, ClockSkew: auth.DefaultClockSkew, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{},
+		Auth: AuthConfig{CookieName: auth.DefaultCookie, CookieSecure: CookieSecureAuto, ClockSkew: auth.DefaultClockSkew, JWKSRefresh: auth.DefaultJWKSRefresh, Roles: map[string]auth.Grant{},
 			AllowedHosts: []string{}},
 		CORS: CORSConfig{AllowedOrigins: []string{}},
 		Workflows: WorkflowsConfig{StallAfter: workflow.DefaultStallAfter, Sweep: workflow.DefaultSweep,

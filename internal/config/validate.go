@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/eventschema"
+	"github.com/syncverse/hub/pubsub"
 )
 
 // Validate reports every impossible value at once.
@@ -31,7 +32,8 @@ func (c *Config) Validate() error {
 	check(c.SSE.TrimAfterBurst >= 0, "sse.trim_after_burst: must not be negative (0 turns trimming off)")
 	check(c.History.MaxLen >= 1, "history.max_len: must be at least 1")
 	check(c.History.MaxAge >= 0, "history.max_age: must not be negative")
-	check(c.History.IdempotencyTTL >= time.Millisecond, "history.idempotency_ttl: must be at least 1ms")
+	check(c.History.IdempotencyTTL >= time.Millisecond && c.History.IdempotencyTTL <= pubsub.MaxIdempotencyTTL,
+		"history.idempotency_ttl: must be 1ms to %v", pubsub.MaxIdempotencyTTL)
 	if err := eventschema.CheckMode(c.Events.Validation); err != nil {
 		errs = append(errs, fmt.Errorf("events.validation: %w", err))
 	}
@@ -58,6 +60,10 @@ func (c *Config) Validate() error {
 	check(c.Limits.MaxTopicsScanKeys >= 1000, "limits.max_topics_scan_keys: must be at least 1000")
 	check(c.Auth.ClockSkew > 0 && c.Auth.ClockSkew <= 5*time.Minute, "auth.clock_skew: %v is not within 1ns..5m", c.Auth.ClockSkew)
 	check(c.Auth.CookieName == "" || validCookieName(c.Auth.CookieName), "auth.cookie_name: %q is not a cookie name", c.Auth.CookieName)
+	check(c.Auth.JWKSURL == "" || c.Auth.Audience != "",
+		"auth.audience: must be set with auth.jwks_url, or the identity provider's tokens for any of its other clients are accepted too: give the hub's client id (the aud the IdP puts in tokens for the hub), or \"*\" to accept any audience on purpose")
+	check(c.Auth.CookieSecure == CookieSecureAuto || c.Auth.CookieSecure == CookieSecureAlways || c.Auth.CookieSecure == CookieSecureNever,
+		"auth.cookie_secure: %q is not one of auto, always, never", c.Auth.CookieSecure)
 	errs = append(errs, c.Auth.validate(len(c.Limits.TrustedProxies) > 0))
 	check(c.Metrics.Listen == "" || c.Metrics.Listen != c.Listen, "metrics.listen: must differ from listen")
 	check((c.TLS.CertFile == "") == (c.TLS.KeyFile == ""), "tls.cert_file, tls.key_file: set both or neither")

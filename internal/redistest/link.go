@@ -19,6 +19,8 @@ type Link struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
+	open  chan struct{}  // closed while bytes flow; open (blocking) while the link is stalled
+	done  chan struct{}  // closed by Close
 	wg    sync.WaitGroup // the accept loop and two pumps per connection
 }
 
@@ -29,7 +31,9 @@ func StartLink(t TB, target string, delay time.Duration) *Link {
 	if err != nil {
 		t.Fatalf("link: listen: %v", err)
 	}
-	l := &Link{Addr: ln.Addr().String(), target: target, delay: delay, ln: ln, conns: map[net.Conn]struct{}{}}
+	l := &Link{Addr: ln.Addr().String(), target: target, delay: delay, ln: ln, conns: map[net.Conn]struct{}{},
+		open: make(chan struct{}), done: make(chan struct{})}
+	close(l.open)
 	l.wg.Add(1)
 	go l.accept()
 	t.Cleanup(l.Close)
@@ -84,6 +88,9 @@ func (l *Link) pump(src, dst net.Conn) {
 	writer.Go(func() {
 		for c := range q {
 			time.Sleep(time.Until(c.at.Add(l.delay)))
+			if !l.flowing() {
+				break
+			}
 			if _, err := dst.Write(c.b); err != nil {
 				break
 			}
@@ -110,6 +117,42 @@ func (l *Link) pump(src, dst net.Conn) {
 	writer.Wait()
 }
 
+// Stall makes the link a black hole, as a server that accepts connections but never answers: connections are still
+// accepted, and nothing more is forwarded either way (what is read is held) until Resume.
+func (l *Link) Stall() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.open:
+		l.open = make(chan struct{})
+	default:
+	}
+}
+
+// Resume lets what a Stall held, and everything after it, through.
+func (l *Link) Resume() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.open:
+	default:
+		close(l.open)
+	}
+}
+
+// flowing waits while the link is stalled; it reports false once the link is closed.
+func (l *Link) flowing() bool {
+	l.mu.Lock()
+	open := l.open
+	l.mu.Unlock()
+	select {
+	case <-open:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
 // Cut closes every connection through the link at once, dropping what is in flight; the link accepts new ones.
 func (l *Link) Cut() {
 	l.mu.Lock()
@@ -123,6 +166,13 @@ func (l *Link) Cut() {
 // Close cuts the link, stops listening and waits for its goroutines. It is idempotent.
 func (l *Link) Close() {
 	_ = l.ln.Close()
+	l.mu.Lock()
+	select {
+	case <-l.done:
+	default:
+		close(l.done)
+	}
+	l.mu.Unlock()
 	l.mu.Lock()
 	for c := range l.conns {
 		_ = c.Close()

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,13 +40,14 @@ type api struct {
 	sec           *Security
 	obs           *observer
 	check         *eventschema.Checker
+	probe         *pinger // /readyz's PING, one at a time
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, duplicate: an idempotency key seen before, invalid, too_large, unavailable).",
+		Name: "hub_http_publish_total", Help: "POST /publish requests, by outcome (ok, duplicate: an idempotency key seen before, conflict: the publisher's key seen before with other content, invalid, too_large, unavailable).",
 	}, []string{"outcome"})
-	for _, o := range []string{"ok", "duplicate", "invalid", "too_large", "unavailable"} {
+	for _, o := range []string{"ok", "duplicate", "conflict", "invalid", "too_large", "unavailable"} {
 		c.WithLabelValues(o)
 	}
 	reg.MustRegister(c)
@@ -117,7 +117,9 @@ func (a *api) publish(c echo.Context) error {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
-	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data, IdempotencyKey: key})
+	// Keys are the token subject's own: another publisher's key of the same name is another record.
+	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data,
+		IdempotencyKey: key, Publisher: identity(c).Subject})
 	switch {
 	case err == nil && res.Duplicate:
 		a.published.WithLabelValues("duplicate").Inc()
@@ -125,6 +127,9 @@ func (a *api) publish(c echo.Context) error {
 	case err == nil:
 		a.published.WithLabelValues("ok").Inc()
 		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID})
+	case errors.Is(err, pubsub.ErrConflict):
+		a.published.WithLabelValues("conflict").Inc()
+		return echo.NewHTTPError(http.StatusConflict, "idempotency key "+strconv.Quote(key)+" was used within history.idempotency_ttl for an event of other type or data; nothing was stored")
 	case errors.Is(err, pubsub.ErrTooLarge):
 		a.published.WithLabelValues("too_large").Inc()
 		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, err.Error())
@@ -291,9 +296,7 @@ func (a *api) healthz(c echo.Context) error {
 
 // readyz is 200 only while Redis answers and the live subscription is up.
 func (a *api) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-	defer cancel()
-	if err := a.rdb.Ping(ctx).Err(); err != nil {
+	if err := a.probe.ping(readyWithin); err != nil {
 		return a.redisUnavailable(c, err)
 	}
 	if !a.sub.Ready() {

@@ -37,7 +37,13 @@ type edge struct {
 
 func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 	t.Helper()
-	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rs.Client(), logs: &lockedBuffer{}}
+	return newEdgeOn(t, rs.Client(), env...)
+}
+
+// newEdgeOn is newEdge on a client of the test's making (a Redis behind a proxy that stalls, one that is down).
+func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
+	t.Helper()
+	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rdb, logs: &lockedBuffer{}}
 	vars := map[string]string{"HUB_REDIS_PREFIX": e.Prefix}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

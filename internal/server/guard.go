@@ -3,8 +3,10 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -120,4 +122,40 @@ func (a *api) redisUnavailable(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unavailable: the topic's slot is being migrated; retry with the same Idempotency-Key")
 	}
 	return echo.NewHTTPError(http.StatusServiceUnavailable, "redis unavailable")
+}
+
+// unreadBodies lets every request go without the rest of a body its handler did not read (DELETE /auth/session, an
+// OPTIONS that is no preflight, a 404 with a body): when the answer's header is written and the body has not been
+// read to its end, the connection is closed after the answer instead of net/http reading the body first, which for
+// a declared body that never comes would hold the answer until limits.request_read_timeout.
+func unreadBodies(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			return next(c)
+		}
+		body := &watchedBody{ReadCloser: r.Body}
+		r.Body = body
+		w := c.Response().Writer
+		c.Response().Before(func() {
+			if !body.done.Load() {
+				dropBody(w, r)
+			}
+		})
+		return next(c)
+	}
+}
+
+// watchedBody notes when its reader has seen the body's end.
+type watchedBody struct {
+	io.ReadCloser
+	done atomic.Bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.done.Store(true) // EOF, or a failure after which there is nothing more to wait for
+	}
+	return n, err
 }

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -278,4 +280,45 @@ func TestHeadWorksWhereGetDoes(t *testing.T) {
 		}
 	}
 	testutil.WaitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
+}
+
+// A request whose handler does not read its body, with a declared body that never comes, is answered at once and
+// its connection closed: net/http would otherwise wait for the body until limits.request_read_timeout (30 s here,
+// beyond the raw request's 5 s deadline) before answering.
+func TestUnreadBodyIsNotWaitedFor(t *testing.T) {
+	rs := redistest.Start(t)
+	h := newEdge(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=30s")
+	for _, req := range []string{
+		"DELETE /auth/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n",
+		"OPTIONS /publish HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n",
+		"POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n",
+	} {
+		line := strings.SplitN(req, "\r\n", 2)[0]
+		started := time.Now()
+		status, _ := testutil.RawRequest(t, h.Addr, req)
+		if took := time.Since(started); status == 0 || took > 4*time.Second {
+			t.Errorf("%s with a body that never comes: %d after %v; want an answer at once", line, status, took)
+		}
+	}
+	// A body that is read (POST /publish) still keeps its connection for the next request.
+	conn, err := net.Dial("tcp", h.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	body := `{"topic":"t","data":{}}`
+	for i := range 2 {
+		fmt.Fprintf(conn, "POST /publish HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("publish %d on one connection: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted || resp.Close {
+			t.Errorf("publish %d on one connection = %d (close %v), want 202 and the connection kept", i, resp.StatusCode, resp.Close)
+		}
+	}
 }

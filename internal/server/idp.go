@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/config"
@@ -14,10 +15,10 @@ import (
 // newVerifier builds the token verifier of cfg. With auth.jwks_url it also registers the key set's metrics:
 // hub_auth_jwks_refreshes_total by outcome and hub_auth_jwks_age_seconds (+Inf until the first good fetch, so an
 // alert on the age fires for a hub that never got its keys).
-func newVerifier(cfg config.AuthConfig, reg prometheus.Registerer) (*auth.Verifier, error) {
+func newVerifier(cfg config.AuthConfig, reg prometheus.Registerer, log zerolog.Logger) (*auth.Verifier, error) {
 	ac := auth.Config{
 		HMACSecret: []byte(cfg.HMACSecret), PublicKeyFile: cfg.PublicKeyFile, JWKSFile: cfg.JWKSFile,
-		Issuer: cfg.Issuer, Audience: cfg.Audience, ClockSkew: cfg.ClockSkew,
+		Issuer: cfg.Issuer, Audience: cfg.CheckedAudience(), ClockSkew: cfg.ClockSkew,
 		JWKSURL: cfg.JWKSURL, JWKSRefresh: cfg.JWKSRefresh, RolesClaim: cfg.RolesClaim, Roles: cfg.Roles,
 	}
 	if cfg.JWKSURL == "" {
@@ -31,6 +32,7 @@ func newVerifier(cfg config.AuthConfig, reg prometheus.Registerer) (*auth.Verifi
 		refreshes.WithLabelValues(o)
 	}
 	ac.OnRefresh = func(outcome string) { refreshes.WithLabelValues(outcome).Inc() }
+	ac.OnProblem = func(err error) { log.Warn().Err(err).Msg("identity provider key set") }
 	v, err := auth.NewVerifier(ac)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,11 @@ func newVerifier(cfg config.AuthConfig, reg prometheus.Registerer) (*auth.Verifi
 		}
 		return time.Since(t).Seconds()
 	})
-	reg.MustRegister(refreshes, age)
+	unusable := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hub_auth_jwks_unusable_keys",
+		Help: "Signing keys of the auth.jwks_url set in force that the hub left out as unusable (unsupported alg or type, weak RSA); the log says why.",
+	}, func() float64 { return float64(v.UnusableKeys()) })
+	reg.MustRegister(refreshes, age, unusable)
 	return v, nil
 }
 

@@ -7,7 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -106,4 +110,39 @@ func TestPublishRefusals(t *testing.T) {
 			t.Errorf("a refused publish left the stream %s", e.StreamKey("t"))
 		}
 	})
+}
+
+// POST /publish keys are the token subject's own: agent B (shared.*) publishing with key wf-7/deploy neither drops
+// agent A's event with the same key nor shows A its id; A's key reused with other data answers 409 and stores
+// nothing.
+func TestPublishIdempotencyKeysArePerSubject(t *testing.T) {
+	rs := redistest.Start(t)
+	e, admin := secureEdge(t, rs)
+	now := time.Now()
+	token := func(sub string, publish ...string) http.Header {
+		c := hubClaims(auth.Grant{Publish: publish}, now, now, now.Add(time.Hour))
+		c["sub"] = sub
+		h := bearer(forge(t, jwt.SigningMethodHS256, []byte(testSecret), c))
+		h.Set("Idempotency-Key", "wf-7/deploy")
+		return h
+	}
+	b, a := token("agent-b", "shared.*"), token("agent-a", "shared.t")
+	status, idB, _, msg := postPublish(t, e.URL, `{"topic":"shared.t","data":{"status":"running"}}`, b)
+	if status != http.StatusAccepted {
+		t.Fatalf("B's POST /publish = %d %q", status, msg)
+	}
+	status, idA, dup, msg := postPublish(t, e.URL, `{"topic":"shared.t","data":{"status":"succeeded"}}`, a)
+	if status != http.StatusAccepted || dup || idA == idB || idA == "" {
+		t.Errorf("A's POST /publish with B's key name = %d id %q dup=%v %q; want 202 with a new id (not B's %s)", status, idA, dup, msg, idB)
+	}
+	status, id, _, msg := postPublish(t, e.URL, `{"topic":"shared.t","data":{"status":"failed"}}`, a)
+	if status != http.StatusConflict || id != "" || !strings.Contains(msg, "other type or data") {
+		t.Errorf("A's key again with other data = %d id %q %q; want 409 naming the conflict, no id", status, id, msg)
+	}
+	if n, err := e.RDB.XLen(t.Context(), e.StreamKey("shared.t")).Result(); err != nil || n != 2 {
+		t.Errorf("XLEN = %d, %v; want 2 (B's and A's events)", n, err)
+	}
+	if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, e.URL, admin), "hub_http_publish_total", "outcome=conflict"); v != 1 {
+		t.Errorf("hub_http_publish_total{outcome=conflict} = %v, want 1", v)
+	}
 }

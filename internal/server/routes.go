@@ -45,7 +45,7 @@ func New(d Deps) http.Handler {
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
 		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security, check: d.Checker,
-		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access),
+		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access), probe: &pinger{rdb: d.Redis},
 	}))
 }
 
@@ -69,7 +69,7 @@ func echoRoutes(a *api) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = jsonErrors
-	e.Pre(a.obs.middleware, sec.crossOrigin)
+	e.Pre(unreadBodies, a.obs.middleware, sec.crossOrigin)
 	get := func(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { // HEAD works wherever GET does
 		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
 	}

@@ -50,7 +50,7 @@ func NewSecurity(cfg config.Config, reg prometheus.Registerer, log zerolog.Logge
 			"set auth.hmac_secret, auth.public_key_file, auth.jwks_file or auth.jwks_url"))
 	}
 	if cfg.Auth.Configured() {
-		v, err := newVerifier(cfg.Auth, reg)
+		v, err := newVerifier(cfg.Auth, reg, log)
 		errs = append(errs, err)
 		s.authn.Verifier = v
 	}

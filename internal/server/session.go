@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -20,10 +21,13 @@ const maxSessionForm = 16 << 10
 // read is one an injected script cannot steal. Cross-site POST and DELETE are refused by crossOrigin, as for
 // /publish, so no other site can sign a browser in or out.
 type sessions struct {
-	sec      *Security
-	cookie   string
-	secure   bool   // Secure, unless the hub serves plain HTTP on a loopback address (a browser drops it there)
-	loginURL string // auth.login_url, told to a client that is not signed in
+	sec    *Security
+	cookie string
+	// mode is auth.cookie_secure; with auto the cookie is Secure when the hub serves TLS or listens off loopback
+	// (listenSecure), or when the request came over TLS or through a trusted proxy that says X-Forwarded-Proto: https.
+	mode         string
+	listenSecure bool
+	loginURL     string // auth.login_url, told to a client that is not signed in
 }
 
 func newSessions(cfg config.Config, sec *Security) *sessions {
@@ -31,8 +35,23 @@ func newSessions(cfg config.Config, sec *Security) *sessions {
 	if name == "" {
 		name = auth.DefaultCookie
 	}
-	return &sessions{sec: sec, cookie: name, secure: cfg.TLS.CertFile != "" || !config.IsLoopback(cfg.Listen),
-		loginURL: cfg.Auth.LoginURL}
+	return &sessions{sec: sec, cookie: name, mode: cfg.Auth.CookieSecure,
+		listenSecure: cfg.TLS.CertFile != "" || !config.IsLoopback(cfg.Listen), loginURL: cfg.Auth.LoginURL}
+}
+
+// secure tells whether the cookie set in answer to r is Secure (and so named with the "__Host-" prefix).
+func (ss *sessions) secure(r *http.Request) bool {
+	switch ss.mode {
+	case config.CookieSecureAlways:
+		return true
+	case config.CookieSecureNever:
+		return false
+	}
+	if ss.listenSecure || r.TLS != nil {
+		return true
+	}
+	proto := r.Header.Values("X-Forwarded-Proto")
+	return len(proto) > 0 && ss.sec.proxies.Trusts(r) && strings.EqualFold(strings.TrimSpace(proto[len(proto)-1]), "https")
 }
 
 // sessionReply is what each answer says: who the credentials name, what they allow, and when they end (Unix
@@ -82,7 +101,7 @@ func (ss *sessions) create(c echo.Context) error {
 		}
 		return ss.fail(c, err)
 	}
-	ss.setCookie(c, tok, max(1, int(time.Until(id.Expires)/time.Second)))
+	ss.setCookie(c, tok, max(1, int(time.Until(id.Expires)/time.Second)), ss.secure(c.Request()))
 	return c.JSON(http.StatusOK, ss.reply(id))
 }
 
@@ -97,16 +116,26 @@ func (ss *sessions) show(c echo.Context) error {
 	return c.JSON(http.StatusOK, ss.reply(id))
 }
 
-// remove clears the cookie. It needs no credentials: signing out must work with an expired session too.
+// remove clears the cookie, under both its names (a hub reached both ways, or whose auth.cookie_secure changed, may
+// have set either). It needs no credentials: signing out must work with an expired session too.
 func (ss *sessions) remove(c echo.Context) error {
 	c.Response().Header().Set("Cache-Control", "no-store")
-	ss.setCookie(c, "", -1)
+	ss.setCookie(c, "", -1, true)
+	if !strings.HasPrefix(ss.cookie, auth.HostCookiePrefix) {
+		ss.setCookie(c, "", -1, false)
+	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (ss *sessions) setCookie(c echo.Context, value string, maxAge int) {
-	http.SetCookie(c.Response(), &http.Cookie{Name: ss.cookie, Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: ss.secure})
+// setCookie sets the session cookie: when Secure, under its "__Host-" name, which a browser keeps only from a
+// secure origin, with Path=/ and no Domain.
+func (ss *sessions) setCookie(c echo.Context, value string, maxAge int, secure bool) {
+	name := ss.cookie
+	if secure {
+		name = auth.HostCookie(name)
+	}
+	http.SetCookie(c.Response(), &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure})
 }
 
 // fail answers a refusal; a 401 also names auth.login_url, where the console sends the operator to sign in.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -47,7 +49,7 @@ func sessionCall(t *testing.T, base, method string, h http.Header, form url.Valu
 func sessionCookie(t *testing.T, resp *http.Response) *http.Cookie {
 	t.Helper()
 	for _, c := range resp.Cookies() {
-		if c.Name == auth.DefaultCookie {
+		if c.Name == auth.DefaultCookie || c.Name == auth.HostCookie(auth.DefaultCookie) {
 			return c
 		}
 	}
@@ -205,5 +207,65 @@ func TestSessionGrantFromRoles(t *testing.T) {
 	}
 	if r := do(t, h.URL, call{method: "POST", path: "/publish", header: bearer(tok), body: eventJSON("ops", "progress")}); r.status != 403 {
 		t.Errorf("POST /publish outside the roles' patterns = %d %q, want 403", r.status, r.msg)
+	}
+}
+
+// auth.cookie_secure: auto makes the cookie Secure, named __Host-hub_token, when a trusted proxy says the client
+// came over https (not when anyone else says so); always makes it so on plain loopback HTTP, never never. The
+// __Host- cookie signs the browser in, and signing out clears both names.
+func TestSessionCookieSecureBehindAProxy(t *testing.T) {
+	rs := redistest.Start(t)
+	tok := signToken(t, auth.Grant{Subscribe: []string{"a"}}, time.Hour)
+	host := auth.HostCookie(auth.DefaultCookie)
+	signIn := func(h *edge, xfp string) *http.Cookie {
+		t.Helper()
+		hd := bearer(tok)
+		if xfp != "" {
+			hd.Set("X-Forwarded-Proto", xfp)
+		}
+		resp, b := sessionCall(t, h.URL, "POST", hd, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST /auth/session = %d %s", resp.StatusCode, b)
+		}
+		return sessionCookie(t, resp)
+	}
+	for _, tc := range []struct {
+		name, mode, proxies, xfp string
+		secure                   bool
+	}{
+		{"auto, https from a trusted proxy", "auto", "127.0.0.1", "https", true},
+		{"auto, https from anyone", "auto", "", "https", false},
+		{"auto, http from a trusted proxy", "auto", "127.0.0.1", "http", false},
+		{"always", "always", "", "", true},
+		{"never, https from a trusted proxy", "never", "127.0.0.1", "https", false},
+	} {
+		h, _ := secureEdge(t, rs, "HUB_AUTH_COOKIE_SECURE="+tc.mode, "HUB_LIMITS_TRUSTED_PROXIES="+tc.proxies)
+		c := signIn(h, tc.xfp)
+		wantName := auth.DefaultCookie
+		if tc.secure {
+			wantName = host
+		}
+		if c == nil || c.Secure != tc.secure || c.Name != wantName || c.Path != "/" || c.Domain != "" {
+			t.Errorf("%s: cookie %+v; want %s, Secure=%v, Path=/, no Domain", tc.name, c, wantName, tc.secure)
+			continue
+		}
+		withCookie := http.Header{"Cookie": {c.Name + "=" + c.Value}}
+		if resp, b := sessionCall(t, h.URL, "GET", withCookie, nil); resp.StatusCode != 200 {
+			t.Errorf("%s: GET /auth/session with the %s cookie = %d %s", tc.name, c.Name, resp.StatusCode, b)
+		}
+	}
+	h, _ := secureEdge(t, rs)
+	resp, _ := sessionCall(t, h.URL, "DELETE", nil, nil)
+	cleared := map[string]bool{}
+	for _, c := range resp.Cookies() {
+		cleared[c.Name] = c.MaxAge < 0 && (c.Name != host || c.Secure)
+	}
+	if !cleared[host] || !cleared[auth.DefaultCookie] {
+		t.Errorf("DELETE /auth/session cleared %v; want both %s (Secure) and %s", cleared, host, auth.DefaultCookie)
+	}
+	if _, err := config.Load(flag.NewFlagSet("x", flag.ContinueOnError), nil, func(k string) string {
+		return map[string]string{"HUB_AUTH_COOKIE_SECURE": "sometimes"}[k]
+	}); err == nil || !strings.Contains(err.Error(), "auth.cookie_secure") {
+		t.Errorf("auth.cookie_secure: sometimes = %v, want refused naming the key", err)
 	}
 }

@@ -154,7 +154,7 @@ func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error 
 	var screen *Screen
 	switch {
 	case *asJSON:
-		f.Sink = &JSON{W: env.Stdout, Notes: env.Stderr}
+		f.Sink = &JSON{W: env.Stdout, Notes: env.Stderr, Terminal: tty}
 	case *plain || !tty:
 		f.Sink = &Lines{W: env.Stdout, Notes: env.Stderr, Color: env.color()}
 	default:

@@ -134,11 +134,12 @@ func compact(data json.RawMessage) string {
 	return s
 }
 
-// oneLine keeps a text on one line of the terminal: control characters (line breaks, escapes) become spaces, so a
-// message can neither break the table nor move the cursor.
+// oneLine keeps a text on one line of the terminal: control characters (line breaks, escapes, DEL, C1) and the
+// bidirectional overrides become spaces, so a message can neither break the table, move the cursor nor reorder
+// what is shown after it.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || hiddenOnTerminal(r) {
 			return ' '
 		}
 		return r

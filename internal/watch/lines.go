@@ -105,6 +105,9 @@ func (l *Lines) Tick(time.Time) {}
 // {"topic","id","type","data","time"}; the id is absent for control frames and ephemeral events.
 type JSON struct {
 	W, Notes io.Writer
+	// Terminal: W is a terminal, so the characters it would act on or reorder by (DEL, C1 controls, bidi
+	// overrides) are written as \uXXXX escapes; the line decodes to the same event.
+	Terminal bool
 	n        *notes
 }
 
@@ -125,6 +128,9 @@ func (j *JSON) Event(ev Event) {
 		data.WriteString("null")
 	}
 	b, _ := json.Marshal(jsonLine{Topic: ev.Topic, ID: ev.ID, Type: ev.Type, Data: data.Bytes(), Time: ev.Time.UTC()})
+	if j.Terminal {
+		b = escapeJSONForTerminal(b)
+	}
 	j.W.Write(append(b, '\n'))
 }
 

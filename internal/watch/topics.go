@@ -148,10 +148,15 @@ func fetch(ctx context.Context, c *conn, env Env, path string) ([]byte, error) {
 
 // passJSON writes body as it came when stdout is no terminal or JSON was asked for, and says whether it did.
 func passJSON(env Env, asked bool, body []byte) bool {
-	if _, tty := env.terminal(); tty && !asked {
+	_, tty := env.terminal()
+	if tty && !asked {
 		return false
 	}
-	env.Stdout.Write(append(bytes.TrimRight(body, " \r\n"), '\n'))
+	body = bytes.TrimRight(body, " \r\n")
+	if tty {
+		body = escapeJSONForTerminal(body)
+	}
+	env.Stdout.Write(append(body, '\n'))
 	return true
 }
 

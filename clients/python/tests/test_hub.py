@@ -57,7 +57,8 @@ def test_hub_delivers_published_events_over_sse(hub, redis_server):
                      idempotency_key="lock/1"), "lock",
          {"key": "db", "holder": "py", "fence": 3, "state": "acquired", "ttl_ms": 5000}),
     ]
-    assert pub.publish(topic, "lock", {"key": "db"}, idempotency_key="lock/1").duplicate
+    assert pub.publish(topic, "lock", {"key": "db", "holder": "py", "fence": 3, "state": "acquired", "ttl_ms": 5000},
+                       idempotency_key="lock/1").duplicate
 
     stream = SSE(hub.url, topic, last_event_id="0-0")
     try:

@@ -95,16 +95,36 @@ def test_idempotency_key_answers_the_first_id(rdb, prefix):
     assert again == syncverse_hub.PublishResult(first.id, True, 0), "the same key again: the first id, duplicate"
     assert other.id != first.id and not other.duplicate
     assert [i for i, _ in entries(rdb, prefix, "t")] == [first.id, other.id]
-    record = f"{prefix}:{{t}}:idem:wf-1/a"
-    assert rdb.get(record).decode() == first.id
+    record = f"{prefix}:{{t}}:idem::wf-1/a"
+    assert rdb.get(record).decode().split(" ")[0] == first.id
     assert 55_000 < rdb.pttl(record) <= 60_000
+
+
+def test_idempotency_keys_are_each_publishers_own(rdb, prefix):
+    b = Publisher(rdb, prefix=prefix, publisher="agent-b")
+    a = Publisher(rdb, prefix=prefix, publisher="agent-a")
+    colon = Publisher(rdb, prefix=prefix, publisher="agent:a")
+    first = b.publish("t", "progress", {"status": "running"}, idempotency_key="wf-7/deploy")
+    mine = a.publish("t", "progress", {"status": "succeeded"}, idempotency_key="wf-7/deploy")
+    assert not mine.duplicate and mine.id != first.id, "another publisher's key of the same name is another key"
+    assert not colon.publish("t", "progress", {}, idempotency_key="k").duplicate
+    assert rdb.exists(f"{prefix}:{{t}}:idem:agent%3Aa:k")
+    with pytest.raises(syncverse_hub.IdempotencyConflict, match="reused with other content"):
+        a.publish("t", "progress", {"status": "failed"}, idempotency_key="wf-7/deploy")
+    assert a.publish("t", "progress", {"status": "succeeded"}, idempotency_key="wf-7/deploy") == mine._replace(duplicate=True)
+    assert len(entries(rdb, prefix, "t")) == 3
+
+
+def test_idempotency_ttl_ceiling(rdb, prefix):
+    with pytest.raises(ValueError, match="at most 86400 s"):
+        Publisher(rdb, prefix=prefix, idempotency_ttl=86401)
 
 
 def test_decoded_responses_client(redis_server, prefix):
     client = redis_server.client(decode_responses=True)
     pub = Publisher(client, prefix=prefix)
     res = pub.publish("t", "progress", {"workflow": "wf-1"}, idempotency_key="k")
-    assert isinstance(res.id, str) and res == pub.publish("t", "progress", {}, idempotency_key="k")._replace(duplicate=False)
+    assert isinstance(res.id, str) and res == pub.publish("t", "progress", {"workflow": "wf-1"}, idempotency_key="k")._replace(duplicate=False)
     client.close()
 
 

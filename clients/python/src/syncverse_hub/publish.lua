@@ -12,18 +12,27 @@ local ok, obj, decodeErr = pcall(cjson.decode, data)
 if not ok or decodeErr then
   return redis.error_reply('ERR data is not valid JSON')
 end
-local idem = KEYS[3]
+local idem, digest = KEYS[3], nil
 if idem then
-  local base = string.sub(KEYS[1], 1, -7) .. 'idem:'
+  local who = ARGV[8] or ''
+  local base = string.sub(KEYS[1], 1, -7) .. 'idem:' .. (string.gsub(who, '[%%:]', {['%'] = '%25', [':'] = '%3A'})) .. ':'
   local ttl = tonumber(ARGV[7])
-  if #idem <= #base or #idem > #base + 255 or string.sub(idem, 1, #base) ~= base or string.find(idem, '[^!-~]', #base + 1) then
+  if #who > 1024 or #idem <= #base or #idem > #base + 255 or string.sub(idem, 1, #base) ~= base or
+    string.find(idem, '[^!-~]', #base + 1) then
     return redis.error_reply('ERR invalid idempotency key')
   end
-  if not ttl or ttl < 1 then
+  if not ttl or ttl < 1 or ttl > 86400000 then
     return redis.error_reply('ERR invalid idempotency ttl')
   end
+  digest = redis.sha1hex(typ .. '\n' .. data)
   local first = redis.call('GET', idem)
-  if first then return {first, 1} end
+  if first then
+    local firstID, firstDigest = string.match(first, '^(%S+) (%x+)$')
+    if firstDigest ~= digest then
+      return redis.error_reply('ERR idempotency key reused with other content')
+    end
+    return {firstID, 1}
+  end
 end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = '0-0'
@@ -89,7 +98,7 @@ if first then
   redis.call('HSET', KEYS[2], '_trim', scan[1])
 end
 if idem then
-  redis.call('SET', idem, id, 'PX', ARGV[7])
+  redis.call('SET', idem, id .. ' ' .. digest, 'PX', ARGV[7])
   return {id, 0}
 end
 return id

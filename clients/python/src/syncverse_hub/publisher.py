@@ -8,8 +8,8 @@ import redis
 
 from .progress import progress as progress_data
 from .script import publish_script
-from .validate import (DEFAULT_MAX_EVENT_BYTES, DEFAULT_TYPE, EventTooLarge, InvalidEvent, check_key, check_topic,
-                       check_type, encode_data)
+from .validate import (DEFAULT_MAX_EVENT_BYTES, DEFAULT_TYPE, MAX_IDEMPOTENCY_TTL, MAX_PUBLISHER_LEN, EventTooLarge,
+                       IdempotencyConflict, InvalidEvent, check_key, check_topic, check_type, encode_data)
 
 DEFAULT_PREFIX = "hub"             # redis.prefix
 DEFAULT_MAX_LEN = 10000            # history.max_len
@@ -24,6 +24,7 @@ _REFUSALS = (
     ("data is not valid JSON", InvalidEvent),
     ("invalid idempotency key", InvalidEvent),
     ("invalid idempotency ttl", InvalidEvent),
+    ("idempotency key reused with other content", IdempotencyConflict),
 )
 
 # Errors after which a publish with an idempotency key is sent again: the connection failed, or the server is in a
@@ -69,14 +70,16 @@ class Publisher:
     client is a redis.Redis (or another redis-py client with register_script). The other settings are the hub's of
     the same name and must match the hub's configuration: prefix (redis.prefix), max_len (history.max_len), max_age
     (history.max_age, seconds or a timedelta; None keeps old events), max_event_bytes (limits.max_event_bytes),
-    idempotency_ttl (history.idempotency_ttl), sharded (redis.sharded_pubsub). retry_budget is how long a publish
-    with an idempotency key is retried after a connection error or a failover reply (negative: never); one without a
-    key is never retried, since it might be stored twice.
+    idempotency_ttl (history.idempotency_ttl, at most 24 h), sharded (redis.sharded_pubsub). retry_budget is how
+    long a publish with an idempotency key is retried after a connection error or a failover reply (negative: never);
+    one without a key is never retried, since it might be stored twice. publisher is the name this publisher's
+    idempotency keys are kept under (as the hub keeps a token subject's): another publisher's key of the same name
+    is another key. The empty name, the default, is shared by every publisher that gives none.
     """
 
     def __init__(self, client, *, prefix=DEFAULT_PREFIX, max_len=DEFAULT_MAX_LEN, max_age=None,
                  max_event_bytes=DEFAULT_MAX_EVENT_BYTES, idempotency_ttl=DEFAULT_IDEMPOTENCY_TTL,
-                 retry_budget=DEFAULT_RETRY_BUDGET, sharded=False):
+                 retry_budget=DEFAULT_RETRY_BUDGET, sharded=False, publisher=""):
         self.client = client
         self.prefix = prefix or DEFAULT_PREFIX
         self.max_len = int(max_len)
@@ -86,6 +89,11 @@ class Publisher:
         self.retry_budget = _seconds(retry_budget)
         if self.max_len < 1 or self.max_event_bytes < 1 or self.idempotency_ttl_ms < 1:
             raise ValueError("max_len, max_event_bytes and idempotency_ttl must be positive")
+        if self.idempotency_ttl_ms > MAX_IDEMPOTENCY_TTL * 1000:
+            raise ValueError(f"idempotency_ttl must be at most {MAX_IDEMPOTENCY_TTL:.0f} s (24 h)")
+        if not isinstance(publisher, str) or len(publisher.encode()) > MAX_PUBLISHER_LEN:
+            raise ValueError(f"publisher must be a str of at most {MAX_PUBLISHER_LEN} bytes")
+        self.publisher = publisher
         # register_script runs the script with EVALSHA and, on NOSCRIPT (a restarted or flushed Redis), loads it and
         # runs it again; in a pipeline it makes sure the script is loaded before the pipeline is sent.
         self._script = client.register_script(publish_script(sharded))
@@ -95,8 +103,9 @@ class Publisher:
 
         type None or "" means "progress". data is any JSON-encodable value, or bytes holding one JSON value. Invalid
         input raises InvalidEvent (EventTooLarge for oversized data), both ValueErrors, before anything is sent.
-        With an idempotency_key the publish is safe to repeat for idempotency_ttl: a key seen before answers the
-        first event's id with duplicate=True and stores nothing.
+        With an idempotency_key the publish is safe to repeat for idempotency_ttl: a key seen before with the same
+        type and data answers the first event's id with duplicate=True and stores nothing; with other type or data
+        it raises IdempotencyConflict and stores nothing.
         """
         keys, args = self._call(topic, type, data, idempotency_key)
         started, retries = time.monotonic(), 0
@@ -150,8 +159,9 @@ class Publisher:
         keys = [base + "events", base + "state"]
         args = [base + "live", event_type, raw, self.max_len, self.max_event_bytes, min_id]
         if idempotency_key is not None:
-            keys.append(base + "idem:" + idempotency_key)
-            args.append(self.idempotency_ttl_ms)
+            who = self.publisher.replace("%", "%25").replace(":", "%3A")
+            keys.append(base + "idem:" + who + ":" + idempotency_key)
+            args += [self.idempotency_ttl_ms, self.publisher]
         return keys, args
 
     @staticmethod

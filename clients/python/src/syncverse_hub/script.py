@@ -11,11 +11,14 @@ from importlib import resources
 
 # The script's KEYS and ARGV (pubsub/script.go documents them):
 #   KEYS[1] <prefix>:{<topic>}:events   KEYS[2] <prefix>:{<topic>}:state
-#   KEYS[3] optional <prefix>:{<topic>}:idem:<key>
+#   KEYS[3] optional <prefix>:{<topic>}:idem:<publisher, % as %25 and : as %3A>:<key>
 #   ARGV[1] <prefix>:{<topic>}:live     ARGV[2] type    ARGV[3] data (one JSON value)
 #   ARGV[4] history.max_len             ARGV[5] max event bytes
-#   ARGV[6] min id for MINID trimming or ""           ARGV[7] with KEYS[3]: the key's TTL in ms
-# It answers the new id, or {id, 0|1} with KEYS[3] (1: a key seen before, nothing stored or delivered).
+#   ARGV[6] min id for MINID trimming or ""           ARGV[7] with KEYS[3]: the key's TTL in ms (at most 24 h)
+#   ARGV[8] with KEYS[3]: the publisher
+# It answers the new id, or {id, 0|1} with KEYS[3] (1: the key seen before with the same type and data, nothing
+# stored or delivered); the key seen before with other type or data is the error "idempotency key reused with other
+# content".
 
 
 def publish_script(sharded=False):

@@ -5,6 +5,8 @@ import re
 MAX_TOPIC_LEN = 128
 MAX_TYPE_LEN = 64
 MAX_KEY_LEN = 255
+MAX_PUBLISHER_LEN = 1024        # bytes of the publisher's name, UTF-8
+MAX_IDEMPOTENCY_TTL = 86400.0   # seconds: the script refuses a longer history.idempotency_ttl
 DEFAULT_TYPE = "progress"
 DEFAULT_MAX_EVENT_BYTES = 64 << 10  # limits.max_event_bytes
 # The hub's own event types: its SSE control frames (reset, auth-expired) and its workflow-health verdicts (health).
@@ -23,6 +25,11 @@ class InvalidEvent(ValueError):
 
 class EventTooLarge(InvalidEvent):
     """The event's data is larger than limits.max_event_bytes; nothing was sent."""
+
+
+class IdempotencyConflict(InvalidEvent):
+    """The publisher used the idempotency key within idempotency_ttl for an event of other type or data; nothing was
+    stored (pubsub.ErrConflict)."""
 
 
 def check_topic(topic):
