@@ -11,12 +11,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/pubsub"
 )
-
-// ErrUsage marks a command line that could not be parsed; the usage was printed already.
-var ErrUsage = errors.New("usage")
 
 // ErrCheck is returned when a delivery was lost, duplicated or out of order.
 var ErrCheck = errors.New("deliveries failed the check")
@@ -82,9 +80,13 @@ Scenarios (--scenario):
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
 redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).`
 
-// Command runs `hub bench`. fs is the command's flag set (its Usage prints the help); tty says stderr is a
-// terminal, where the progress line is drawn.
-func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, tty bool) error {
+// Command runs the load generator. fs is the command's flag set (its Usage prints the help); on a terminal stderr
+// shows a progress line.
+func Command(ctx context.Context, env cli.Env, fs *flag.FlagSet, args []string) error {
+	return command(ctx, fs, args, env.Stdout, env.Stderr, cli.IsTTY(env.Stderr))
+}
+
+func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, tty bool) error {
 	o, err := parse(fs, args, stderr)
 	if err != nil {
 		return err
@@ -163,7 +165,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, ErrUsage
+		return nil, cli.ErrUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -215,7 +217,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	if len(bad) > 0 {
 		fmt.Fprintln(stderr, "hub bench: "+strings.Join(bad, "; "))
 		fs.Usage()
-		return nil, ErrUsage
+		return nil, cli.ErrUsage
 	}
 	return o, nil
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 // The command table and the commands other than serve, one function each, named <name>Command. Adding a command is
 // one entry in commands(): run prints the command's help through fs.Usage, so `hub help NAME` needs nothing more.
@@ -18,6 +18,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/bench"
+	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/dispatch"
@@ -33,8 +34,8 @@ func commands() []command {
 			summary: "run the hub (the default command)",
 			about:   "Serves /events, /publish, the console and /metrics until SIGINT or SIGTERM. --demo adds simulated agents.",
 			example: "hub serve --demo\nHUB_REDIS_URL=redis://127.0.0.1:6379/0 hub serve --config config.yaml",
-			run: func(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-				return serve(ctx, fs, args, c.getenv, c.stdout, c.stderr, c.listening)
+			run: func(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+				return serve(ctx, fs, args, c.Getenv, c.Stdout, c.Stderr, c.Listening)
 			}},
 		{name: "publish", usage: "--topic T [--type progress] [--data JSON] [--idempotency-key K]",
 			summary: "publish one event through Redis (data from stdin without --data)",
@@ -94,24 +95,24 @@ func commands() []command {
 }
 
 // publishCommand is `hub publish`: one event through the publish script, data from --data or stdin.
-func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+func publishCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
 	topic := fs.String("topic", "", "topic to publish on (required)")
 	typ := fs.String("type", "progress", "event type")
 	data := fs.String("data", "", "event data: one JSON value (read from stdin when empty)")
 	key := fs.String("idempotency-key", "", "the event's idempotency key: the same key again stores nothing (default: a fresh one)")
 	verbose := fs.Bool("verbose", false, "print the idempotency key and the retries on stderr")
-	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagRedisURL)
+	cfg, _, err := config.LoadFlags(fs, args, c.Getenv, config.FlagConfig|config.FlagRedisURL)
 	if err != nil {
 		return err
 	}
 	if *topic == "" {
-		fmt.Fprintln(c.stderr, "hub publish: --topic is required")
+		fmt.Fprintln(c.Stderr, "hub publish: --topic is required")
 		fs.Usage()
-		return errUsage
+		return cli.ErrUsage
 	}
 	body := []byte(*data)
 	if *data == "" {
-		if body, err = io.ReadAll(io.LimitReader(c.stdin, int64(cfg.Limits.MaxEventBytes)+1)); err != nil {
+		if body, err = io.ReadAll(io.LimitReader(c.Stdin, int64(cfg.Limits.MaxEventBytes)+1)); err != nil {
 			return fmt.Errorf("read data from stdin: %w", err)
 		}
 		body = []byte(strings.TrimSpace(string(body)))
@@ -136,25 +137,25 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 	defer cancel()
 	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key})
 	if *verbose {
-		fmt.Fprintf(c.stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
+		fmt.Fprintf(c.Stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
 	}
 	if err != nil {
 		return err
 	}
 	if res.Duplicate {
-		fmt.Fprintf(c.stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
+		fmt.Fprintf(c.Stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
 	}
-	fmt.Fprintln(c.stdout, res.ID)
+	fmt.Fprintln(c.Stdout, res.ID)
 	return nil
 }
 
 // checkPublishData holds hub publish's data to its type's schema as POST /publish does (events.validation): strict
 // refuses it, warn says so on stderr and publishes all the same. An event the publisher refuses anyway is left to it.
-func checkPublishData(c *cli, mode eventschema.Mode, topic, typ string, data []byte, max int) error {
+func checkPublishData(c cli.Env, mode eventschema.Mode, topic, typ string, data []byte, max int) error {
 	if mode == eventschema.Off || pubsub.Validate(topic, typ, data, max) != nil {
 		return nil
 	}
-	schemas, err := compileEventSchemas()
+	schemas, err := CompileEventSchemas()
 	if err != nil {
 		return err
 	}
@@ -162,21 +163,21 @@ func checkPublishData(c *cli, mode eventschema.Mode, topic, typ string, data []b
 	if err == nil || mode == eventschema.Strict {
 		return err
 	}
-	fmt.Fprintf(c.stderr, "hub publish: warning: %v (events.validation: warn, published all the same)\n", err)
+	fmt.Fprintf(c.Stderr, "hub publish: warning: %v (events.validation: warn, published all the same)\n", err)
 	return nil
 }
 
 // demoCommand is `hub demo`: the simulated agents of `serve --demo`, on their own against redis.url, so a hub
 // elsewhere (the compose trial's) shows workflows moving at once.
-func demoCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagRedisURL)
+func demoCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	cfg, _, err := config.LoadFlags(fs, args, c.Getenv, config.FlagConfig|config.FlagRedisURL)
 	if err != nil {
 		return err
 	}
 	if cfg.Redis.URL == "" {
 		return errors.New("hub demo: redis.url (HUB_REDIS_URL) is empty; point it at the Redis the hub reads")
 	}
-	log := newLogger(cfg.Log, c.stderr)
+	log := newLogger(cfg.Log, c.Stderr)
 	rdb, err := pubsub.NewClient(cfg.Redis.URL)
 	if err != nil {
 		return err
@@ -188,10 +189,10 @@ func demoCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) e
 }
 
 // healthcheckCommand is `hub healthcheck`, the container's HEALTHCHECK: exit 0 when /healthz answers 200.
-func healthcheckCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+func healthcheckCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
 	url := fs.String("url", "", "health URL (default: http://<listen>/healthz)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
-	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig|config.FlagListen)
+	cfg, _, err := config.LoadFlags(fs, args, c.Getenv, config.FlagConfig|config.FlagListen)
 	if err != nil {
 		return err
 	}
@@ -228,30 +229,18 @@ func healthcheckCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []st
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("healthcheck %s: %s", *url, resp.Status)
 	}
-	fmt.Fprintln(c.stdout, "ok")
+	fmt.Fprintln(c.Stdout, "ok")
 	return nil
 }
 
 // dispatchCommand is `hub dispatch-test`, the lease verification (package dispatch).
-func dispatchCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	cfg := config.Default()
-	if err := config.ApplyEnv(&cfg, c.getenv); err != nil {
-		return err
-	}
-	err := dispatch.Command(ctx, fs, args, c.stdout, c.stderr, cfg.Redis.URL, c.isTTY(c.stderr))
-	if errors.Is(err, dispatch.ErrUsage) {
-		return errUsage
-	}
-	return err
+func dispatchCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	return dispatch.Command(ctx, c, fs, args)
 }
 
 // benchCommand runs the load generator (package bench); see BENCHMARKS.md for the scenarios it measures.
-func benchCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	err := bench.Command(ctx, fs, args, c.stdout, c.stderr, c.isTTY(c.stderr))
-	if errors.Is(err, bench.ErrUsage) {
-		return errUsage
-	}
-	return err
+func benchCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	return bench.Command(ctx, c, fs, args)
 }
 
 // patterns is a repeatable flag; each use may also hold a comma-separated list.
@@ -270,13 +259,13 @@ func (p *patterns) Set(v string) error {
 
 // tokenCommand is `hub token`: it prints a token signed with the configured HS256 secret, for operators who hand
 // tokens to consoles and agents. Tokens for RS256/ES256/EdDSA come from whoever holds the private key.
-func tokenCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+func tokenCommand(_ context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
 	var sub, pub patterns
 	fs.Var(&sub, "subscribe", "topic or prefix `pattern` (project.*) the holder may read; repeatable")
 	fs.Var(&pub, "publish", "topic or prefix `pattern` the holder may publish to; repeatable")
 	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
 	subject := fs.String("subject", "", "who the token is for (the sub claim), e.g. console-ops or agent-7")
-	cfg, _, err := config.LoadFlags(fs, args, c.getenv, config.FlagConfig)
+	cfg, _, err := config.LoadFlags(fs, args, c.Getenv, config.FlagConfig)
 	if err != nil {
 		return err
 	}
@@ -289,15 +278,15 @@ func tokenCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(c.stdout, tok)
+	fmt.Fprintln(c.Stdout, tok)
 	return nil
 }
 
 // configCheckCommand is `hub config check`: the configuration serve would run with, each value with its source and
 // secrets masked, or every problem serve would refuse to start with.
-func configCheckCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	cfg, src, err := config.LoadFlags(fs, args, c.getenv, config.AllFlags)
-	if errors.Is(err, flag.ErrHelp) || errors.Is(err, errUsage) {
+func configCheckCommand(_ context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	cfg, src, err := config.LoadFlags(fs, args, c.Getenv, config.AllFlags)
+	if errors.Is(err, flag.ErrHelp) || errors.Is(err, cli.ErrUsage) {
 		return err
 	}
 	if err == nil {
@@ -306,33 +295,26 @@ func configCheckCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []stri
 	if err != nil {
 		return err // in the same words as serve's refusal to start
 	}
-	cfg.Describe(c.stdout, src)
-	fmt.Fprintln(c.stdout, "configuration ok")
+	cfg.Describe(c.Stdout, src)
+	fmt.Fprintln(c.Stdout, "configuration ok")
 	return nil
 }
 
 // watchCommand is `hub watch`, topicsCommand `hub topics` and historyCommand `hub history`: clients of a running
 // hub's HTTP API (package watch).
-func watchCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	return watchErr(watch.Watch(ctx, fs, args, watchEnv(c)))
+func watchCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	return watch.Watch(ctx, fs, args, watchEnv(c))
 }
 
-func topicsCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	return watchErr(watch.Topics(ctx, fs, args, watchEnv(c)))
+func topicsCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	return watch.Topics(ctx, fs, args, watchEnv(c))
 }
 
-func historyCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) error {
-	return watchErr(watch.History(ctx, fs, args, watchEnv(c)))
+func historyCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	return watch.History(ctx, fs, args, watchEnv(c))
 }
 
 // watchEnv points the watch commands at the hub's default listen address unless --url says otherwise.
-func watchEnv(c *cli) watch.Env {
-	return watch.Env{Stdout: c.stdout, Stderr: c.stderr, Getenv: c.getenv, DefaultURL: "http://" + config.Default().Listen}
-}
-
-func watchErr(err error) error {
-	if errors.Is(err, watch.ErrUsage) {
-		return errUsage
-	}
-	return err
+func watchEnv(c cli.Env) watch.Env {
+	return watch.Env{Stdout: c.Stdout, Stderr: c.Stderr, Getenv: c.Getenv, DefaultURL: "http://" + config.Default().Listen}
 }

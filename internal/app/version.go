@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,12 +9,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/config"
 )
 
-// version and revision are stamped by the release build (-ldflags "-X main.version=v1.2.3 -X main.revision=<sha>");
-// without them the module version or VCS revision recorded by the Go toolchain is used.
+// version and revision are what the release build stamps into main (-ldflags "-X main.version=v1.2.3
+// -X main.revision=<sha>"), handed over by Stamp; without them the module version or VCS revision recorded by the Go
+// toolchain is used.
 var version, revision string
+
+// Stamp sets the version and revision the release build stamped into package main; empty ones are left to the
+// toolchain's build information. main calls it before Run.
+func Stamp(v, r string) { version, revision = v, r }
 
 // buildRevision is the commit the binary was built from, "unknown" when neither the build nor the toolchain says.
 func buildRevision() string {
@@ -74,10 +80,10 @@ func registerBuildInfo(reg prometheus.Registerer) {
 }
 
 // versionCommand is `hub version` and `hub --version`.
-func versionCommand(_ context.Context, c *cli, fs *flag.FlagSet, args []string) error {
+func versionCommand(_ context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
 	if err := config.Parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "hub %s %s %s/%s revision %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, buildRevision())
+	fmt.Fprintf(c.Stdout, "hub %s %s %s/%s revision %s\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH, buildRevision())
 	return nil
 }

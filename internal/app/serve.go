@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -156,7 +156,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	hubCfg.Metrics, hubCfg.Logger = hm, log
 	p.hub = hub.New(p.sub, hubCfg)
 	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
-	schemas, err := compileEventSchemas()
+	schemas, err := CompileEventSchemas()
 	if err != nil {
 		return nil, err
 	}
