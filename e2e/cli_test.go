@@ -21,7 +21,7 @@ func hubCLI(t *testing.T, env map[string]string, args ...string) (code int, stdo
 }
 
 // The commands every `hub help` lists; other commands may join them.
-var listedCommands = []string{"serve", "publish", "watch", "topics", "history", "demo", "dispatch-test", "bench", "healthcheck", "token", "config check", "version", "help"}
+var listedCommands = []string{"serve", "publish", "watch", "topics", "history", "demo", "healthcheck", "token", "config check", "version", "help"}
 
 func TestCLIHelpVersionAndErrors(t *testing.T) {
 	version := `^hub \S+ go\S+ \w+/\w+ revision \S+\n$`
@@ -47,11 +47,11 @@ func TestCLIHelpVersionAndErrors(t *testing.T) {
 			stderr: []string{`^hub serve: unexpected argument "extra" \(flags only; run "hub serve -h" for help\)\n$`}},
 		{args: []string{"config", "check", "x"}, code: 2, noStdout: true, stderr: []string{`^hub config check: unexpected argument "x"`}},
 		{args: []string{"version", "x"}, code: 2, noStdout: true, stderr: []string{`^hub version: unexpected argument "x"`}},
-		{args: []string{"bench", "x"}, code: 2, noStdout: true, stderr: []string{`hub bench: unexpected argument "x" \(flags only; run "hub bench -h" for help\)`}},
-		{args: []string{"dispatch-test", "x"}, code: 2, noStdout: true, stderr: []string{`^hub dispatch-test: unexpected argument "x" \(flags only; run "hub dispatch-test -h" for help\)`}},
+		{args: []string{"bench", "--scenario", "fanout"}, code: 2, noStdout: true, stderr: []string{`^hub: bench is a command of its own now: go run ./cmd/hub-bench \(BENCHMARKS.md\)\n$`}},
+		{args: []string{"dispatch-test"}, code: 2, noStdout: true, stderr: []string{`^hub: dispatch-test is a command of its own now: go run ./cmd/dispatch-test\n$`}},
 		{args: []string{"publish", "--bogus"}, code: 2, noStdout: true,
 			stderr: []string{`^flag provided but not defined: -bogus\n`, `(?m)^Usage: hub publish --topic T`}},
-		{args: []string{"bogus"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "bogus"\n`, `(?m)^  dispatch-test +verify the lease`}},
+		{args: []string{"bogus"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "bogus"\n`, `(?m)^  healthcheck +exit 0 when`}},
 		{args: []string{"help", "bogus"}, code: 2, noStdout: true, stderr: []string{`^hub help: unknown command "bogus"\n`, `(?m)^Commands:$`}},
 		{args: []string{"config"}, code: 2, noStdout: true, stderr: []string{`^hub: "config" needs a subcommand: config check\n`, `(?m)^  config check `}},
 		{args: []string{"config", "chek"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "config chek"\n`}},
@@ -117,7 +117,7 @@ func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
 		}
 	}
 	// Only the command's own flags: publish has no --listen, healthcheck no --redis-url, token neither.
-	for _, c := range []struct{ cmd, flag string }{{"publish", "--listen"}, {"healthcheck", "--redis-url"}, {"token", "--listen"}, {"token", "--redis-url"}, {"dispatch-test", "--child"}} {
+	for _, c := range []struct{ cmd, flag string }{{"publish", "--listen"}, {"healthcheck", "--redis-url"}, {"token", "--listen"}, {"token", "--redis-url"}} {
 		if _, help, _ := hubCLI(t, nil, "help", c.cmd); strings.Contains(help, c.flag+" ") {
 			t.Errorf("hub help %s lists %s, which is not its flag:\n%s", c.cmd, c.flag, help)
 		}

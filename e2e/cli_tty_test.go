@@ -29,7 +29,7 @@ func onTerminal(t *testing.T, env map[string]string, args ...string) (screen, st
 	read := make(chan struct{})
 	go func() { _, _ = io.Copy(&shown, ptmx); close(read) }() // ends with EIO once the terminal side is closed
 	var out bytes.Buffer
-	err = run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, tty, nil)
+	err = runProgram(context.Background(), args, func(k string) string { return env[k] }, &out, tty)
 	tty.Close()
 	<-read
 	return shown.String(), out.String(), err
@@ -47,7 +47,7 @@ func onPipe(t *testing.T, env map[string]string, args ...string) (stderr, stdout
 	read := make(chan struct{})
 	go func() { _, _ = io.Copy(&got, r); close(read) }()
 	var out bytes.Buffer
-	err = run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, w, nil)
+	err = runProgram(context.Background(), args, func(k string) string { return env[k] }, &out, w)
 	w.Close()
 	<-read
 	return got.String(), out.String(), err
@@ -68,7 +68,7 @@ func framesMatch(t *testing.T, what, screen string, frame *regexp.Regexp) []stri
 	return frames
 }
 
-// hub dispatch-test draws its progress line on a terminal and nothing of it on a pipe; the report is on stdout.
+// dispatch-test draws its progress line on a terminal and nothing of it on a pipe; the report is on stdout.
 func TestCLIDispatchProgressOnTerminal(t *testing.T) {
 	args := []string{"dispatch-test", "--dispatches", "2", "--entities", "1", "--work", "600ms", "--ttl", "2s"}
 	screen, stdout, err := onTerminal(t, nil, args...)
@@ -86,12 +86,12 @@ func TestCLIDispatchProgressOnTerminal(t *testing.T) {
 	}
 }
 
-// hub bench against a running hub draws connections, events published and delivered, and violations; --json
+// hub-bench against a running hub draws connections, events published and delivered, and violations; --json
 // draws nothing even on a terminal.
 func TestCLIBenchProgressOnTerminal(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
-	args := []string{"bench", "--url", h.URL, "--redis-url", rs.URL(), "--prefix", h.Prefix, "--scenario", "fanout",
+	args := []string{"hub-bench", "--url", h.URL, "--redis-url", rs.URL(), "--prefix", h.Prefix, "--scenario", "fanout",
 		"--conns", "3", "--events", "40", "--rate", "40", "--drain", "10s"}
 	screen, stdout, err := onTerminal(t, nil, args...)
 	if err != nil {

@@ -3,9 +3,12 @@ package e2e
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/syncverse/hub/internal/app"
+	"github.com/syncverse/hub/internal/bench"
 	"github.com/syncverse/hub/internal/cli"
+	"github.com/syncverse/hub/internal/dispatch"
 	"github.com/syncverse/hub/internal/eventschema"
 )
 
@@ -15,6 +18,16 @@ import (
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer,
 	listening func(url string)) error {
 	return app.Run(ctx, app.Env{Args: args, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Listening: listening})
+}
+
+// runProgram runs the program args[0] names when it is one of the rigs' (hub-bench, dispatch-test), as their
+// binaries do, and the hub's command args[0] otherwise.
+func runProgram(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	tools := map[string]cli.Tool{bench.Tool.Name: bench.Tool, dispatch.Tool.Name: dispatch.Tool}
+	if tool, ok := tools[args[0]]; ok {
+		return tool.Exec(ctx, cli.Env{Args: args[1:], Getenv: getenv, Stdout: stdout, Stderr: stderr})
+	}
+	return run(ctx, args, getenv, strings.NewReader(""), stdout, stderr, nil)
 }
 
 // errUsage is the one usage error of every command.

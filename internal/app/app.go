@@ -59,6 +59,10 @@ func Run(ctx context.Context, env Env) error {
 			name, rest = a, args[1:]
 		}
 	}
+	if to, ok := moved[name]; ok {
+		fmt.Fprintf(stderr, "hub: %s is a command of its own now: %s\n", name, to)
+		return cli.ErrUsage
+	}
 	cmd, rest, ok := lookup(name, rest)
 	if !ok {
 		return unknownCommand(stderr, "hub", name, rest)
@@ -192,6 +196,13 @@ func helpCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n  ")
+}
+
+// moved are the commands that left the hub binary for binaries of their own: the binary the hub deploys carries no
+// load generator and no fault rig.
+var moved = map[string]string{
+	"bench":         "go run ./cmd/hub-bench (BENCHMARKS.md)",
+	"dispatch-test": "go run ./cmd/dispatch-test",
 }
 
 // CommandNames lists the commands in the order `hub help` lists them, two-word ones ("config check") as two words.

@@ -17,11 +17,9 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/bench"
 	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/demo"
-	"github.com/syncverse/hub/internal/dispatch"
 	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/watch"
 	"github.com/syncverse/hub/pubsub"
@@ -64,14 +62,6 @@ func commands() []command {
 			summary: "run the --demo agents against redis.url, without serving",
 			about:   "Runs the simulated agents of serve --demo against the Redis of a hub elsewhere, until interrupted.",
 			example: "hub demo --redis-url redis://127.0.0.1:6379/0", run: demoCommand},
-		{name: "dispatch-test", usage: "[--dispatches N] [--entities N] [--ttl D] [--work D] [--crash | --pause | --failover [--runs N]] [--min-replicas N] [--json]",
-			summary: "verify the lease: one workflow per entity at a time",
-			about:   dispatch.About, example: "hub dispatch-test --dispatches 20 --ttl 2s --work 3s\nhub dispatch-test --crash\nhub dispatch-test --failover --runs 5 --min-replicas 1",
-			run: dispatchCommand},
-		{name: "bench", usage: "[--scenario NAME] [--hub-bin PATH | --url URL --redis-url URL] [--json]",
-			summary: "load the hub and measure it (BENCHMARKS.md)",
-			about:   bench.About, example: "hub bench --scenario fanout --hub-bin ./hub --conns 1000 --rate 200 --duration 10s",
-			run: benchCommand},
 		{name: "healthcheck", usage: "[--url URL] [--timeout D]",
 			summary: "exit 0 when the hub answers /healthz",
 			about:   "Asks /healthz of the hub at listen (or --url) and exits 0 on 200: the container's HEALTHCHECK.",
@@ -231,16 +221,6 @@ func healthcheckCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args [
 	}
 	fmt.Fprintln(c.Stdout, "ok")
 	return nil
-}
-
-// dispatchCommand is `hub dispatch-test`, the lease verification (package dispatch).
-func dispatchCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
-	return dispatch.Command(ctx, c, fs, args)
-}
-
-// benchCommand runs the load generator (package bench); see BENCHMARKS.md for the scenarios it measures.
-func benchCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
-	return bench.Command(ctx, c, fs, args)
 }
 
 // patterns is a repeatable flag; each use may also hold a comma-separated list.

@@ -53,11 +53,16 @@ type launcher struct {
 	env []string
 }
 
-// About is what `hub dispatch-test` does, for its help.
+// About is what `dispatch-test` does, for its help.
 const About = `Dispatches workflows that each take the lease of their entity, work, and create the entity's table through a
 fenced registry; reports duplicate executions, TableAlreadyExists errors and release latency. --crash and --pause
 run the crash and pause scenarios instead; --failover kills a Sentinel rig's master right after grants and counts
 second holders (with --min-replicas N, grants wait for N replicas). On a terminal a progress line shows the run so far.`
+
+// Tool is the dispatch-test program (cmd/dispatch-test).
+var Tool = cli.Tool{Name: "dispatch-test",
+	Usage: "[--dispatches N] [--entities N] [--ttl D] [--work D] [--crash | --pause | --failover [--runs N]] [--min-replicas N] [--json]",
+	About: About, Run: Command}
 
 // Command runs the lease verification. fs is the command's flag set (its Usage prints the help); args are the
 // arguments after the command. Redis is the hub's redis.url (HUB_REDIS_URL, or --redis-url), where empty means an
@@ -149,10 +154,10 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (
 		err = errors.New("--failover starts its own Sentinel rigs (it SIGKILLs their masters and slows their replication links); it takes no --redis-url")
 	}
 	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q (flags only; run \"hub dispatch-test -h\" for help)", fs.Arg(0))
+		err = fmt.Errorf("unexpected argument %q (flags only; run \"dispatch-test -h\" for help)", fs.Arg(0))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hub dispatch-test: %v\n", err)
+		fmt.Fprintf(stderr, "dispatch-test: %v\n", err)
 		fs.Usage()
 		return cfg, fmt.Errorf("dispatch-test: %w: %w", cli.ErrUsage, err)
 	}
