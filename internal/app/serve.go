@@ -61,6 +61,8 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 	if *demoOn {
 		log.Info().Str("url", url+"/?topic=demo").Msg("demo: simulated agents publish on topic demo; open the console")
 	}
+	// Built (and their metrics registered) before the hub says it listens: a scrape right after readiness sees them.
+	sweeper, dispatcher := watchWorkflows(cfg, rdb, p.pub, p.reg, log)
 	listening(url)
 
 	// bg outlives ctx: the subscriber keeps feeding the hub while the streams drain, and stops last.
@@ -76,7 +78,6 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 	if *demoOn {
 		g.Go(func() error { demo.Run(bg, p.pub, rdb, p.reg, log); return nil })
 	}
-	sweeper, dispatcher := watchWorkflows(cfg, rdb, p.pub, p.reg, log)
 	g.Go(func() error { return sweeper.Run(bg) })
 	g.Go(func() error {
 		return memtrim.Run(bg, memtrim.Config{Churn: p.events.Churn, Burst: cfg.SSE.TrimAfterBurst, Log: log, Metrics: p.trims})
