@@ -1,4 +1,4 @@
-package e2e
+package deploy_test
 
 import (
 	"context"
@@ -76,35 +76,6 @@ func dockerBuildCommand(t testing.TB, version string) (env, args []string) {
 	}
 	t.Fatal("Dockerfile has no RUN … go build …")
 	return nil, nil
-}
-
-// shellWords splits a command line as sh would for the simple quoting a Dockerfile uses.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	quote, inWord := rune(0), false
-	for _, r := range s {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '"' || r == '\'':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words, inWord = append(words, cur.String()), false
-				cur.Reset()
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
 
 // imageBinary builds the hub as the Dockerfile does, from the files .dockerignore lets into the context.

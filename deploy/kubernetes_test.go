@@ -1,4 +1,4 @@
-package e2e
+package deploy_test
 
 import (
 	"crypto/ed25519"
@@ -145,15 +145,6 @@ func decodeStrict(t *testing.T, file string, b []byte, into any) {
 	if err = errors.Join(append(strict, err)...); err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
-}
-
-func readFile(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // loadHubConfig loads a config file with the hub's own loader and the checks serve makes before it listens.

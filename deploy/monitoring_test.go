@@ -1,4 +1,4 @@
-package e2e
+package deploy_test
 
 import (
 	"encoding/json"

@@ -129,7 +129,7 @@ func TestCLISecretFiles(t *testing.T) {
 	rs := redistest.Start(t)
 	const prefix = "secretfile"
 	h := runDeployed(t, map[string]string{"HUB_REDIS_URL_FILE": writeFile(t, "redis-url", rs.URL()+"\n"), "HUB_REDIS_PREFIX": prefix})
-	resp, err := h.client().Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"t1","data":{"a":1}}`))
+	resp, err := h.Client().Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"t1","data":{"a":1}}`))
 	if err != nil {
 		t.Fatal(err)
 	}

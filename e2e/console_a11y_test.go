@@ -54,10 +54,10 @@ func a11yDemo(t *testing.T) *testHub {
 		`{"workflow":"wf-a11y-deploy","title":"Deploy web frontend","step":"canary","progress":0.8,"status":"failed","agent":"agent-8","message":"canary error rate 4.1% > 1%"}`,
 		`{"workflow":"wf-a11y-migrate","title":"Migrate orders DB","step":"copy rows","progress":0.62,"status":"running","agent":"agent-9","eta_s":340}`,
 	} {
-		h.publish(demo.Topic, "progress", d)
+		h.Publish(demo.Topic, "progress", d)
 	}
-	h.publish(demo.Topic, "lock", `{"key":"db/orders","holder":"agent-9","fence":41,"state":"acquired","ttl_ms":30000,"workflow":"wf-a11y-migrate"}`)
-	h.publish(demo.Topic, "lock", `{"key":"db/orders","holder":"agent-9","fence":41,"state":"lost","ttl_ms":0,"workflow":"wf-a11y-migrate"}`)
+	h.Publish(demo.Topic, "lock", `{"key":"db/orders","holder":"agent-9","fence":41,"state":"acquired","ttl_ms":30000,"workflow":"wf-a11y-migrate"}`)
+	h.Publish(demo.Topic, "lock", `{"key":"db/orders","holder":"agent-9","fence":41,"state":"lost","ttl_ms":0,"workflow":"wf-a11y-migrate"}`)
 	return h
 }
 

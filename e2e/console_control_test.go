@@ -26,7 +26,7 @@ func TestConsoleIgnoresControlFramesWithAnID(t *testing.T) {
 		t.Fatalf("add the recording script: %v", err)
 	}
 	const topic = "console.control"
-	first := h.publish(topic, "progress", `{"workflow":"wf-c","step":"one","progress":0.1,"status":"running"}`)
+	first := h.Publish(topic, "progress", `{"workflow":"wf-c","step":"one","progress":0.1,"status":"running"}`)
 	navigate(t, tab, h.URL+"/?topic="+topic)
 	waitJS(t, tab, 10*time.Second, "console live with the first step", `__hub.state === 'live' && `+cardIs("wf-c", "one", "10", "running"))
 
@@ -37,7 +37,7 @@ func TestConsoleIgnoresControlFramesWithAnID(t *testing.T) {
 	next := first[:len(first)-1] + "9" // a later id of the same topic, as a stored event would carry
 	forge("auth-expired", `{}`, next)
 	forge("reset", `{"topic":"`+topic+`","reason":"history-lost","oldest":"0-0"}`, next+"9")
-	h.publish(topic, "progress", `{"workflow":"wf-c","step":"two","progress":0.2,"status":"running"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-c","step":"two","progress":0.2,"status":"running"}`)
 	waitJS(t, tab, 5*time.Second, "the next real event arrives", cardIs("wf-c", "two", "20", "running"))
 	got := evalJS[map[string]any](t, tab, `({state: __hub.state, states: __hub.states, resets: __hub.counts.resets,
 		snapshots: __hub.counts.snapshots, opens: __hub.counts.opens, sources: window.__sources.length})`)

@@ -32,8 +32,8 @@ func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
 	url := h.URL + "/?topic=" + topic + "&stall_after=600s&theme=light"
 	navigate(t, tab, url)
 	waitJS(t, tab, 10*time.Second, "the console live on an empty topic", `__hub.state === 'live'`)
-	h.publish(topic, "progress", `{"workflow":"wf-saga-a","title":"Saga A: provision project 42","step":"create schema","progress":0.3,"status":"running","agent":"agent-a"}`)
-	h.publish(topic, "lock", `{"key":"project-42","holder":"agent-a","fence":7,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-a"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-saga-a","title":"Saga A: provision project 42","step":"create schema","progress":0.3,"status":"running","agent":"agent-a"}`)
+	h.Publish(topic, "lock", `{"key":"project-42","holder":"agent-a","fence":7,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-a"}`)
 	// Both sagas keep working from the moment they start, every 500 ms, so neither is ever silent for stall_after;
 	// the build goes silent and stalls.
 	var sagaB atomic.Bool
@@ -59,11 +59,11 @@ func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
 			}
 		}
 	})
-	h.publish(topic, "progress", `{"workflow":"wf-build","title":"Build web frontend","step":"compile","progress":0.5,"status":"running","agent":"agent-c"}`)
-	h.publish(topic, "progress", `{"workflow":"wf-tests","title":"Integration tests","step":"suite 3/7","progress":0.4,"status":"failed","agent":"agent-d","message":"3 tests failed"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-build","title":"Build web frontend","step":"compile","progress":0.5,"status":"running","agent":"agent-c"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-tests","title":"Integration tests","step":"suite 3/7","progress":0.4,"status":"failed","agent":"agent-d","message":"3 tests failed"}`)
 	time.Sleep(1500 * time.Millisecond) // the second holder comes later, so the timeline shows two holds overlapping
-	h.publish(topic, "progress", `{"workflow":"wf-saga-b","title":"Saga B: provision project 42","step":"create schema","progress":0.1,"status":"running","agent":"agent-b"}`)
-	h.publish(topic, "lock", `{"key":"project-42","holder":"agent-b","fence":8,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-b"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-saga-b","title":"Saga B: provision project 42","step":"create schema","progress":0.1,"status":"running","agent":"agent-b"}`)
+	h.Publish(topic, "lock", `{"key":"project-42","holder":"agent-b","fence":8,"state":"acquired","ttl_ms":30000,"workflow":"wf-saga-b"}`)
 	sagaB.Store(true)
 
 	verdicts := `__hub.state === 'live' &&

@@ -254,7 +254,7 @@ func TestConsoleAnnouncesStatusChanges(t *testing.T) {
 	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	tab := newTab(t, browser)
 	const topic = "console.announce"
-	h.publish(topic, "progress", `{"workflow":"wf-old","title":"Old failure","status":"failed"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-old","title":"Old failure","status":"failed"}`)
 	navigate(t, tab, h.URL+"/?topic="+topic+"&stall_after=2s")
 	waitJS(t, tab, 10*time.Second, "console connects", `__hub.state === 'live'`)
 	if got := evalJS[[]string](t, tab, `(r => [r.getAttribute('role'), r.getAttribute('aria-live')])(document.getElementById('announce'))`); !slices.Equal(got, []string{"status", "polite"}) {
@@ -264,26 +264,26 @@ func TestConsoleAnnouncesStatusChanges(t *testing.T) {
 		.observe(document.getElementById('announce'), {childList: true, characterData: true, subtree: true}), true`)
 
 	for i := range 10 {
-		h.publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-a","title":"Build api","step":"compile","progress":%.1f,"status":"running"}`, float64(i)/10))
-		h.publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-b","title":"Test api","step":"unit","progress":%.1f,"status":"running"}`, float64(i)/10))
+		h.Publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-a","title":"Build api","step":"compile","progress":%.1f,"status":"running"}`, float64(i)/10))
+		h.Publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-b","title":"Test api","step":"unit","progress":%.1f,"status":"running"}`, float64(i)/10))
 	}
 	waitJS(t, tab, 2*time.Second, "progress painted", cardIs("wf-a", "compile", "90", "running")+" && "+cardIs("wf-b", "unit", "90", "running"))
-	h.publish(topic, "progress", `{"workflow":"wf-a","title":"Build api","step":"link","progress":0.95,"status":"failed"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-a","title":"Build api","step":"link","progress":0.95,"status":"failed"}`)
 	said := waitSaid(t, tab, 1, "Failed: Build api.")
 	if strings.Contains(said[0], "Old failure") {
 		t.Errorf("announced %q: the failure already on the board at load is not news", said[0])
 	}
 	waitSaid(t, tab, 2, "Stalled: Test api.") // wf-b has been quiet for stall_after
-	h.publish(topic, "progress", `{"workflow":"wf-b","title":"Test api","step":"unit","progress":0.95,"status":"running"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-b","title":"Test api","step":"unit","progress":0.95,"status":"running"}`)
 	waitSaid(t, tab, 3, "Resumed: Test api.")
-	h.publish(topic, "progress", `{"workflow":"wf-b","title":"Test api","step":"done","progress":1,"status":"succeeded"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-b","title":"Test api","step":"done","progress":1,"status":"succeeded"}`)
 	waitJS(t, tab, 2*time.Second, "wf-b succeeded", cardIs("wf-b", "done", "100", "succeeded"))
 
 	if err := h.Stop(); err != nil {
 		t.Fatalf("stop hub: %v", err)
 	}
 	waitSaid(t, tab, 4, "Connection lost, reconnecting.")
-	h.start(h.Addr)
+	h.Start(h.Addr)
 	said = waitSaid(t, tab, 5, "Connection is live again.")
 	if len(said) != 5 {
 		t.Errorf("announcements = %q, want the 5 status changes and nothing for the 22 progress events", said)

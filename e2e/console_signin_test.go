@@ -168,7 +168,7 @@ func TestConsoleSignInLoginPage(t *testing.T) {
 	evalJS[bool](t, tab, `document.getElementById('signin-login').click(), true`)
 	waitJS(t, tab, 10*time.Second, "back from the login page, live on both topics", `location.href === `+jsString(page)+
 		` && window.__hub && __hub.state === 'live' && __hub.session.state === 'signed-in' && __hub.topics.length === 2`)
-	h.publish("console.login.b", "progress", `{"workflow":"wf-l","step":"sign-in","progress":1,"status":"succeeded"}`)
+	h.Publish("console.login.b", "progress", `{"workflow":"wf-l","step":"sign-in","progress":1,"status":"succeeded"}`)
 	waitJS(t, tab, 2*time.Second, "an event after the round trip", cardIs("wf-l", "sign-in", "100", "succeeded"))
 	if got := slices.DeleteFunc(p.since(0), func(s string) bool { return !strings.Contains(s, "/login") && !strings.Contains(s, "/auth/session") }); !slices.Equal(got, []string{
 		"GET /auth/session", "GET /login", "POST /auth/session", "GET /auth/session"}) {
@@ -185,8 +185,8 @@ func TestConsoleSignInForbidden(t *testing.T) {
 	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.ok"}}, time.Hour))
 	waitJS(t, tab, 5*time.Second, "live on the allowed topic, the other named", `__hub.state === 'live' &&
 		document.querySelector('#denied:not([hidden]) li[data-topic="console.secret"]')?.textContent.startsWith('You may not watch console.secret')`)
-	h.publish("console.ok", "progress", `{"workflow":"wf-ok","step":"deploy","progress":0.5,"status":"running"}`)
-	h.publish("console.secret", "progress", `{"workflow":"wf-secret","step":"hidden","progress":0.5,"status":"running"}`)
+	h.Publish("console.ok", "progress", `{"workflow":"wf-ok","step":"deploy","progress":0.5,"status":"running"}`)
+	h.Publish("console.secret", "progress", `{"workflow":"wf-secret","step":"hidden","progress":0.5,"status":"running"}`)
 	waitJS(t, tab, 2*time.Second, "the allowed topic streams", cardIs("wf-ok", "deploy", "50", "running"))
 	if evalJS[bool](t, tab, `!!`+cardSel("wf-secret")) {
 		t.Errorf("a card of the topic the sign-in may not watch is shown")
@@ -206,7 +206,7 @@ func TestConsoleSignInStreamRefused(t *testing.T) {
 	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
 	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
 	waitJS(t, tab, 5*time.Second, "live", `__hub.state === 'live'`)
-	h.publish(topic, "progress", `{"workflow":"wf-r","step":"copy","progress":0.2,"status":"running"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-r","step":"copy","progress":0.2,"status":"running"}`)
 	waitJS(t, tab, 2*time.Second, "the card", cardIs("wf-r", "copy", "20", "running"))
 	signedIn := p.mark()
 

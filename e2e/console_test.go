@@ -27,16 +27,16 @@ func TestConsoleProgress(t *testing.T) {
 	navigate(t, tab, h.URL+"/?topic="+topic+"&stall_after=2s")
 	waitJS(t, tab, 10*time.Second, "console connects", `__hub.state === 'live'`)
 
-	h.publish(topic, "progress", `{"workflow":"wf-build","title":"Build api-gateway","step":"compile","progress":0.25,"status":"running","agent":"agent-1","eta_s":90}`)
-	h.publish(topic, "progress", `{"workflow":"wf-test","title":"Test api-gateway","step":"unit tests","progress":0.5,"status":"running","agent":"agent-2"}`)
-	h.publish(topic, "progress", `{"workflow":"wf-deploy","title":"Deploy api-gateway","step":"waiting for build","progress":0,"status":"queued"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-build","title":"Build api-gateway","step":"compile","progress":0.25,"status":"running","agent":"agent-1","eta_s":90}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-test","title":"Test api-gateway","step":"unit tests","progress":0.5,"status":"running","agent":"agent-2"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-deploy","title":"Deploy api-gateway","step":"waiting for build","progress":0,"status":"queued"}`)
 	took := waitJS(t, tab, 2*time.Second, "three cards with step, percent and status", fmt.Sprintf(`%s && %s && %s`,
 		cardIs("wf-build", "compile", "25", "running"),
 		cardIs("wf-test", "unit tests", "50", "running"),
 		cardIs("wf-deploy", "waiting for build", "0", "queued")))
 	t.Logf("cards up to date %v after publishing", took)
 
-	h.publish(topic, "progress", `{"workflow":"wf-deploy","step":"rollout","progress":0.1,"status":"failed","message":"rollout failed: 3 pods in CrashLoopBackOff"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-deploy","step":"rollout","progress":0.1,"status":"failed","message":"rollout failed: 3 pods in CrashLoopBackOff"}`)
 	waitJS(t, tab, 2*time.Second, "failed card sorts first", cardIs("wf-deploy", "rollout", "10", "failed")+
 		` && `+cardOrder+`[0] === 'wf-deploy'`)
 
@@ -46,7 +46,7 @@ func TestConsoleProgress(t *testing.T) {
 		if i > 40 {
 			t.Fatalf("wf-build not stalled 8 s after its last event; page: %s", evalJS[string](t, tab, pageState))
 		}
-		h.publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-test","step":"unit tests","progress":%.2f,"status":"running"}`, 0.5+float64(i)/100))
+		h.Publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-test","step":"unit tests","progress":%.2f,"status":"running"}`, 0.5+float64(i)/100))
 		time.Sleep(200 * time.Millisecond)
 	}
 	if evalJS[bool](t, tab, cardSel("wf-test")+`.dataset.stalled === 'true'`) {
@@ -93,9 +93,9 @@ func TestConsoleReconnect(t *testing.T) {
 				t.Fatalf("stop hub: %v", err)
 			}
 		case 24:
-			h.start(h.Addr)
+			h.Start(h.Addr)
 		}
-		ids = append(ids, h.publish(topic, "progress",
+		ids = append(ids, h.Publish(topic, "progress",
 			fmt.Sprintf(`{"workflow":"wf-r","step":"step %02d","progress":%.3f,"status":"running"}`, i, float64(i+1)/40)))
 		time.Sleep(25 * time.Millisecond)
 	}
@@ -125,7 +125,7 @@ func TestConsoleReset(t *testing.T) {
 	tab := newTab(t, browser)
 	const topic = "console.reset"
 	step := func(i int) {
-		h.publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-x","title":"Reindex search","step":"shard %d","progress":%.2f,"status":"running"}`, i, float64(i)/20))
+		h.Publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-x","title":"Reindex search","step":"shard %d","progress":%.2f,"status":"running"}`, i, float64(i)/20))
 	}
 	for i := range 3 {
 		step(i)
@@ -143,7 +143,7 @@ func TestConsoleReset(t *testing.T) {
 	if err := h.RDB.XTrimMaxLen(context.Background(), h.StreamKey(topic), 3).Err(); err != nil {
 		t.Fatalf("XTRIM %s MAXLEN 3: %v", h.StreamKey(topic), err)
 	}
-	h.start(h.Addr)
+	h.Start(h.Addr)
 
 	waitJS(t, tab, 15*time.Second, "console reloaded the snapshot after the reset", `__hub.counts.resets === 1 && `+
 		`__hub.counts.snapshots === 2 && __hub.state === 'live' && `+
@@ -177,14 +177,14 @@ func TestConsoleLockAlarm(t *testing.T) {
 		`{"workflow":"wf-index","title":"Reindex search","step":"waiting for a slot","progress":0,"status":"queued"}`,
 		`{"workflow":"wf-backup","title":"Backup object store","step":"snapshot","progress":0.4,"status":"cancelled","agent":"agent-4","message":"cancelled by operator"}`,
 	} {
-		h.publish(topic, "progress", d)
+		h.Publish(topic, "progress", d)
 	}
-	h.publish(topic, "lock", `{"key":"db/orders","holder":"agent-7","fence":41,"state":"acquired","ttl_ms":30000,"workflow":"wf-migrate"}`)
-	h.publish(topic, "lock", `{"key":"reports/nightly","holder":"agent-3","fence":12,"state":"acquired","ttl_ms":30000,"workflow":"wf-report"}`)
+	h.Publish(topic, "lock", `{"key":"db/orders","holder":"agent-7","fence":41,"state":"acquired","ttl_ms":30000,"workflow":"wf-migrate"}`)
+	h.Publish(topic, "lock", `{"key":"reports/nightly","holder":"agent-3","fence":12,"state":"acquired","ttl_ms":30000,"workflow":"wf-report"}`)
 	navigate(t, tab, h.URL+"/?topic="+topic)
 	waitJS(t, tab, 10*time.Second, "console shows the snapshot", `__hub.state === 'live' && __hub.counts.locks === 2`)
 
-	h.publish(topic, "lock", `{"key":"db/orders","holder":"agent-7","fence":41,"state":"lost","ttl_ms":0,"workflow":"wf-migrate"}`)
+	h.Publish(topic, "lock", `{"key":"db/orders","holder":"agent-7","fence":41,"state":"lost","ttl_ms":0,"workflow":"wf-migrate"}`)
 	waitJS(t, tab, 2*time.Second, "lost-lease alarm visible", `(() => {
 		const a = document.querySelector('#alarms [data-alarm="lost"][data-key="db/orders"]');
 		const row = document.querySelector('#locks tr[data-key="db/orders"]');
@@ -192,7 +192,7 @@ func TestConsoleLockAlarm(t *testing.T) {
 			`+cardSel("wf-migrate")+`.dataset.leaseAlarm === 'lost';
 	})()`)
 
-	h.publish(topic, "lock", `{"key":"reports/nightly","holder":"agent-9","fence":13,"state":"acquired","ttl_ms":30000}`)
+	h.Publish(topic, "lock", `{"key":"reports/nightly","holder":"agent-9","fence":13,"state":"acquired","ttl_ms":30000}`)
 	waitJS(t, tab, 2*time.Second, "overlapping holders alarm visible",
 		`document.querySelector('#alarms [data-alarm="overlap"][data-key="reports/nightly"]')?.getClientRects().length > 0`)
 	screenshot(t, tab, "console")
@@ -207,9 +207,9 @@ func TestConsoleIdempotency(t *testing.T) {
 	waitJS(t, tab, 10*time.Second, "console connects", `__hub.state === 'live'`)
 
 	// An agent that retries a publish sends the same idempotency key again under a new stream id.
-	first := h.publish(topic, "progress", `{"workflow":"wf-i","step":"upload","progress":0.5,"status":"running","idempotency_key":"wf-i/7"}`)
-	h.publish(topic, "progress", `{"workflow":"wf-i","step":"upload","progress":0.5,"status":"running","idempotency_key":"wf-i/7"}`)
-	h.publish(topic, "progress", `{"workflow":"wf-i","step":"verify","progress":0.9,"status":"running","idempotency_key":"wf-i/8"}`)
+	first := h.Publish(topic, "progress", `{"workflow":"wf-i","step":"upload","progress":0.5,"status":"running","idempotency_key":"wf-i/7"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-i","step":"upload","progress":0.5,"status":"running","idempotency_key":"wf-i/7"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-i","step":"verify","progress":0.9,"status":"running","idempotency_key":"wf-i/8"}`)
 	waitJS(t, tab, 2*time.Second, "last event applied", cardIs("wf-i", "verify", "90", "running"))
 	ids := evalJS[[]string](t, tab, `[...document.querySelectorAll('#log [data-workflow="wf-i"]')].map(e => e.dataset.id).reverse()`)
 	if len(ids) != 2 || ids[0] != first {
@@ -231,7 +231,7 @@ func TestConsoleIdempotency(t *testing.T) {
 	waitJS(t, tab, 2*time.Second, "ephemeral event shown without an id",
 		`(r => r && !r.dataset.id)(document.querySelector('#log [data-source="ephemeral"]')) && `+
 			cardIs("wf-i", "verify", "95", "running"))
-	last := h.publish(topic, "progress", `{"workflow":"wf-i","step":"done","progress":1,"status":"succeeded"}`)
+	last := h.Publish(topic, "progress", `{"workflow":"wf-i","step":"done","progress":1,"status":"succeeded"}`)
 	waitJS(t, tab, 2*time.Second, "stored event after an ephemeral one", cardIs("wf-i", "done", "100", "succeeded")+
 		fmt.Sprintf(` && document.querySelector('#log [data-id]').dataset.id === %s && __hub.counts.ephemeral === 1`, jsString(last)))
 }

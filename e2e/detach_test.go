@@ -26,7 +26,7 @@ func TestSSEDetachSwitch(t *testing.T) {
 		if s.Status != 200 {
 			t.Fatalf("with %v: GET /events = %d %s, want 200", c.env, s.Status, s.Body)
 		}
-		id := h.publish("detach", "progress", `{"n":1}`)
+		id := h.Publish("detach", "progress", `{"n":1}`)
 		if f := s.NextEvent(5 * time.Second); f.ID != id {
 			t.Errorf("with %v: event %+v, want id %s", c.env, f, id)
 		}

@@ -42,18 +42,18 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 
 	type sent struct{ id, typ, data string }
 	var want []sent
-	want = append(want, sent{h.publish("paths", "progress", `{"workflow":"go","progress":0.5}`), "progress", `{"workflow":"go","progress":0.5}`})
+	want = append(want, sent{h.Publish("paths", "progress", `{"workflow":"go","progress":0.5}`), "progress", `{"workflow":"go","progress":0.5}`})
 
 	var out, errb bytes.Buffer
 	err := run(context.Background(), []string{"publish", "--topic", "paths", "--type", "build.log", "--data", `{"workflow":"cli"}`},
-		h.getenv, strings.NewReader(""), &out, &errb, nil)
+		h.Getenv, strings.NewReader(""), &out, &errb, nil)
 	if err != nil {
 		t.Fatalf("hub publish: %v (%s)", err, errb.String())
 	}
 	want = append(want, sent{strings.TrimSpace(out.String()), "build.log", `{"workflow":"cli"}`})
 
 	out.Reset()
-	err = run(context.Background(), []string{"publish", "--topic", "paths"}, h.getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb, nil)
+	err = run(context.Background(), []string{"publish", "--topic", "paths"}, h.Getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb, nil)
 	if err != nil {
 		t.Fatalf("hub publish (stdin): %v (%s)", err, errb.String())
 	}
@@ -114,13 +114,13 @@ func TestBadPublishCommandsAreRefused(t *testing.T) {
 	}
 	for _, tc := range cli {
 		var out, errb bytes.Buffer
-		err := run(context.Background(), append([]string{"publish"}, tc.args...), h.getenv, strings.NewReader(""), &out, &errb, nil)
+		err := run(context.Background(), append([]string{"publish"}, tc.args...), h.Getenv, strings.NewReader(""), &out, &errb, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.errHas) {
 			t.Errorf("hub publish %v = %v, want an error with %q", tc.args, err, tc.errHas)
 		}
 	}
 	var errb bytes.Buffer
-	if err := run(context.Background(), []string{"publish", "--data", "1"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &errb, nil); err != errUsage {
+	if err := run(context.Background(), []string{"publish", "--data", "1"}, h.Getenv, strings.NewReader(""), &bytes.Buffer{}, &errb, nil); err != errUsage {
 		t.Errorf("hub publish without --topic = %v, want the usage error (exit 2)", err)
 	}
 	n, err := h.RDB.Exists(context.Background(), h.StreamKey("t"), h.StreamKey("a b")).Result()
@@ -140,7 +140,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
 	// The stream is live once a stored event has come through. Before that, the replay could still read the stream
 	// after the event below is published and deliver it ahead of the ephemeral one, which has no place in the stream.
-	first := h.publish("g", "progress", data(0))
+	first := h.Publish("g", "progress", data(0))
 	if got := c.NextEvent(5 * time.Second); got.ID != first {
 		t.Fatalf("first event = %+v, want id %s", got, first)
 	}
@@ -152,7 +152,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	if err := h.RDB.Publish(ctx, ch, `{"note":"ephemeral"}`).Err(); err != nil {
 		t.Fatal(err)
 	}
-	id := h.publish("g", "progress", data(1))
+	id := h.Publish("g", "progress", data(1))
 	// An ephemeral event has no place in the stream, so nothing orders it against a stored one: a tail check that
 	// reads the stored event from the stream may deliver it first. Each must come once, the ephemeral without id.
 	got := c.Events(2, 5*time.Second)
@@ -188,7 +188,7 @@ func TestPublishCommandIdempotencyKey(t *testing.T) {
 	publish := func(args ...string) (string, string) {
 		var out, errb bytes.Buffer
 		args = append([]string{"publish", "--topic", "cli.idem", "--data", `{"workflow":"cli"}`}, args...)
-		if err := run(context.Background(), args, h.getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
+		if err := run(context.Background(), args, h.Getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
 			t.Fatalf("hub %v = %v\n%s", args, err, errb.String())
 		}
 		return strings.TrimSpace(out.String()), errb.String()

@@ -106,9 +106,9 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), "ma=0-0;mb=0-0")
-	a1 := h.publish("ma", "progress", data(1))
-	b1 := h.publish("mb", "progress", data(2))
-	a2 := h.publish("ma", "progress", data(3))
+	a1 := h.Publish("ma", "progress", data(1))
+	b1 := h.Publish("mb", "progress", data(2))
+	a2 := h.Publish("ma", "progress", data(3))
 	got := c.Events(3, 5*time.Second)
 	// Order across topics is not promised (a replay of mb may overtake a live ma), order within one is. Each cursor
 	// names its own event first, then the other topic at the last event delivered before it.
@@ -135,9 +135,9 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 		t.Fatalf("cursor after all three events = %q, want positions ma=%s and mb=%s", cursor, a2, b1)
 	}
 	c.Close()
-	b2 := h.publish("mb", "progress", data(4))
-	a3 := h.publish("ma", "progress", data(5))
-	b3 := h.publish("mb", "progress", data(6))
+	b2 := h.Publish("mb", "progress", data(4))
+	a3 := h.Publish("ma", "progress", data(5))
+	b3 := h.Publish("mb", "progress", data(6))
 	c = ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), cursor)
 	got = c.Events(3, 5*time.Second)
 	perTopic := map[string][]string{}
@@ -188,11 +188,10 @@ func TestResetWhenHistoryTruncated(t *testing.T) {
 	if f.Event != "reset" || !strings.Contains(f.Data, `"reason":"history-lost"`) {
 		t.Fatalf("resume beyond the newest event: first event %+v, want a history-lost reset", f)
 	}
-	next := h.publish("tr", "progress", data(51))
+	next := h.Publish("tr", "progress", data(51))
 	if f := c.NextEvent(5 * time.Second); f.ID != next {
 		t.Errorf("after the reset, live event %s, want %s", f.ID, next)
 	}
 }
 
 // data is the JSON of the i-th event of a test sequence.
-func data(i int) string { return fmt.Sprintf(`{"workflow":"wf-1","seq":%d}`, i) }

@@ -44,7 +44,7 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 	// quiet for anything near a period; a heartbeat that ignored those writes would come three times.
 	events, heartbeats := 0, 0
 	for busy := time.Now().Add(3 * period); time.Now().Before(busy); events++ {
-		id := h.publish("hb", "progress", data(events))
+		id := h.Publish("hb", "progress", data(events))
 		for {
 			f := c.Next(3 * period)
 			if f.Comment == "heartbeat" {
@@ -79,14 +79,14 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 	testutil.WaitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
 	// The stalled client reads one live event before it freezes: a client that stalls while it is still replaying
 	// is not evicted but kept to its write timeout (an overflow during a replay reads the stream again).
-	ids := []string{h.publish("slow", "progress", `{"workflow":"wf","seq":-1}`)}
+	ids := []string{h.Publish("slow", "progress", `{"workflow":"wf","seq":-1}`)}
 	readUntil(t, stalled, ids[0])
 
 	payload := `{"workflow":"wf","pad":"` + strings.Repeat("x", 16<<10) + `","seq":%d}`
 	evicted := false
 	for n := 0; n < 3000 && !evicted; n += 10 {
 		for i := n; i < n+10; i++ {
-			ids = append(ids, h.publish("slow", "progress", fmt.Sprintf(payload, i)))
+			ids = append(ids, h.Publish("slow", "progress", fmt.Sprintf(payload, i)))
 		}
 		time.Sleep(20 * time.Millisecond) // pace the publisher like a real agent, so only the stalled client falls behind
 		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_closed_total", "reason=slow")
@@ -210,7 +210,7 @@ func TestGapRepairDeliversLostMessages(t *testing.T) {
 	c.Next(2 * time.Second)
 	waitLive(t, h, c, "gap") // else the replay, not a repair, could read the lost event, and the counts below differ
 	lost := publishElsewhere(t, h, "gap", data(1))
-	next := h.publish("gap", "progress", data(2))
+	next := h.Publish("gap", "progress", data(2))
 	got := c.Events(2, 5*time.Second)
 	lastLost := publishElsewhere(t, h, "gap", data(3))
 	got = append(got, c.Events(1, 5*time.Second)...)
@@ -275,7 +275,7 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("kill"), "0-0")
 	var ids []string
 	for i := 0; i < 300; i++ {
-		ids = append(ids, h.publish("kill", "progress", data(i)))
+		ids = append(ids, h.Publish("kill", "progress", data(i)))
 		if i%50 == 25 {
 			if err := h.RDB.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
 				t.Fatal(err)
@@ -300,7 +300,7 @@ func TestRedisOutage(t *testing.T) {
 	h := startHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("out"), "0-0")
 	c.Next(2 * time.Second)
-	before := h.publish("out", "progress", data(1))
+	before := h.Publish("out", "progress", data(1))
 	if f := c.NextEvent(5 * time.Second); f.ID != before {
 		t.Fatalf("before the outage got %s, want %s", f.ID, before)
 	}
@@ -323,7 +323,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, h.URL+"/readyz", http.StatusOK, 10*time.Second)
-	after := h.publish("out", "progress", data(2))
+	after := h.Publish("out", "progress", data(2))
 	if f := c.NextEvent(5 * time.Second); f.ID != after {
 		t.Errorf("after the outage got %s, want %s", f.ID, after)
 	}

@@ -194,7 +194,7 @@ func TestLogDurationsNameTheirUnit(t *testing.T) {
 	c.Next(5 * time.Second)
 	c.Close()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		for _, line := range h.logs.Lines() {
+		for _, line := range h.Output.Lines() {
 			var l map[string]any
 			if json.Unmarshal([]byte(line), &l) == nil && l["message"] == "stream closed" {
 				if _, ok := l["duration_ms"].(float64); !ok || l["duration"] != nil {
@@ -204,7 +204,7 @@ func TestLogDurationsNameTheirUnit(t *testing.T) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no stream closed line within 5s:\n%s", h.logs)
+			t.Fatalf("no stream closed line within 5s:\n%s", h.Output)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 	if f := c.NextEvent(5 * time.Second); f.Event != "reset" || !strings.Contains(f.Data, `"history-lost"`) {
 		t.Fatalf("resume from %s: first event %s %s, want a history-lost reset", largestCursor, f.Event, f.Data)
 	}
-	id := h.publish("big", "progress", data(4))
+	id := h.Publish("big", "progress", data(4))
 	if f := c.NextEvent(5 * time.Second); f.ID != id {
 		t.Errorf("after the reset: event %q %s, want the live event %s", f.ID, f.Data, id)
 	}
@@ -53,7 +53,7 @@ func TestSnapshotResponseBounded(t *testing.T) {
 	h := startHub(t, rs, "HUB_LIMITS_MAX_SNAPSHOT_BYTES=65536")
 	pad := strings.Repeat("x", 8<<10)
 	for i := range 40 {
-		h.publish("snap", "progress", fmt.Sprintf(`{"workflow":"wf-%d","pad":"%s"}`, i, pad))
+		h.Publish("snap", "progress", fmt.Sprintf(`{"workflow":"wf-%d","pad":"%s"}`, i, pad))
 	}
 	resp, err := http.Get(h.URL + "/topics/snap/snapshot")
 	if err != nil {

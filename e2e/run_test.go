@@ -14,12 +14,6 @@ import (
 
 // The tests drive the program through app.Run, as main does; these name its parts as the tests call them.
 
-// run is app.Run with its environment spelled out.
-func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer,
-	listening func(url string)) error {
-	return app.Run(ctx, app.Env{Args: args, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Listening: listening})
-}
-
 // runProgram runs the program args[0] names when it is one of the rigs' (hub-bench, dispatch-test), as their
 // binaries do, and the hub's command args[0] otherwise.
 func runProgram(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -231,12 +231,12 @@ func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 	// The hub's verdicts: wf-stall goes silent past stall_after and speaks again; wf-a and wf-b hold one key.
 	const topic = "schemas.health"
 	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
-	h.publish(topic, "progress", `{"workflow":"wf-stall","status":"running","progress":0.1}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-stall","status":"running","progress":0.1}`)
 	for _, wf := range []string{"wf-a", "wf-b"} {
-		h.publish(topic, "progress", `{"workflow":"`+wf+`","status":"running","progress":0.5}`)
+		h.Publish(topic, "progress", `{"workflow":"`+wf+`","status":"running","progress":0.5}`)
 	}
-	h.publish(topic, "lock", `{"key":"k","holder":"agent-a","fence":1,"state":"acquired","ttl_ms":30000,"workflow":"wf-a"}`)
-	h.publish(topic, "lock", `{"key":"k","holder":"agent-b","fence":2,"state":"acquired","ttl_ms":30000,"workflow":"wf-b"}`)
+	h.Publish(topic, "lock", `{"key":"k","holder":"agent-a","fence":1,"state":"acquired","ttl_ms":30000,"workflow":"wf-a"}`)
+	h.Publish(topic, "lock", `{"key":"k","holder":"agent-b","fence":2,"state":"acquired","ttl_ms":30000,"workflow":"wf-b"}`)
 	deadline := time.Now().Add(20 * time.Second)
 	spoke := false
 	for !healthSeen["wf-stall recovered"] || !healthSeen["wf-b duplicate"] {
@@ -249,7 +249,7 @@ func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 		}
 		checkHealth(f)
 		if healthSeen["wf-stall stalled"] && !spoke {
-			h.publish(topic, "progress", `{"workflow":"wf-stall","status":"running","progress":0.2}`)
+			h.Publish(topic, "progress", `{"workflow":"wf-stall","status":"running","progress":0.2}`)
 			spoke = true
 		}
 	}

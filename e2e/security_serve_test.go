@@ -102,10 +102,11 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 // With a public listen and a secret, serve starts; anonymous access is off unless asked for.
 func TestServePublicListenWithAuth(t *testing.T) {
 	rs := redistest.Start(t)
-	h := &testHub{t: t, Redis: rs, Prefix: "pub", env: map[string]string{
+	h := newTestHub(t, map[string]string{
 		"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": "pub", "HUB_AUTH_HMAC_SECRET": testSecret, "HUB_SHUTDOWN_TIMEOUT": "5s",
-	}}
-	h.start("0.0.0.0:0")
+	})
+	h.Redis, h.Prefix = rs, "pub"
+	h.Start("0.0.0.0:0")
 	t.Cleanup(func() { h.Stop() })
 	base := "http://" + strings.Replace(h.Addr, "0.0.0.0", "127.0.0.1", 1)
 	if status, msg := get(t, base, "/events?topic=a", nil); status != http.StatusUnauthorized {
@@ -119,7 +120,7 @@ func TestTokenCommand(t *testing.T) {
 	h, _ := secureHub(t, rs, "HUB_AUTH_ISSUER=ops", "HUB_AUTH_AUDIENCE=hub")
 	var out, errb bytes.Buffer
 	args := []string{"token", "--subscribe", "project.*,wf-1", "--subscribe", "ops", "--publish", "project.42", "--ttl", "10m", "--subject", "console"}
-	if err := run(context.Background(), args, h.getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
+	if err := run(context.Background(), args, h.Getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
 		t.Fatalf("hub token: %v (%s)", err, errb.String())
 	}
 	tok := strings.TrimSpace(out.String())
@@ -137,16 +138,16 @@ func TestTokenCommand(t *testing.T) {
 		has  string
 	}{
 		"no secret":   {[]string{"token", "--subscribe", "a"}, map[string]string{}, "auth.hmac_secret"},
-		"bad pattern": {[]string{"token", "--subscribe", "a*b"}, h.env, "invalid topic pattern"},
-		"no grant":    {[]string{"token"}, h.env, "grant nothing"},
-		"zero ttl":    {[]string{"token", "--subscribe", "a", "--ttl", "0s"}, h.env, "ttl"},
+		"bad pattern": {[]string{"token", "--subscribe", "a*b"}, h.Env, "invalid topic pattern"},
+		"no grant":    {[]string{"token"}, h.Env, "grant nothing"},
+		"zero ttl":    {[]string{"token", "--subscribe", "a", "--ttl", "0s"}, h.Env, "ttl"},
 	} {
 		err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.has) {
 			t.Errorf("%s: hub %v = %v, want an error with %q", name, tc.args, err, tc.has)
 		}
 	}
-	if err := run(context.Background(), []string{"token", "--bogus"}, h.getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != errUsage {
+	if err := run(context.Background(), []string{"token", "--bogus"}, h.Getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != errUsage {
 		t.Errorf("hub token --bogus = %v, want errUsage", err)
 	}
 }

@@ -79,8 +79,8 @@ func runCmd(t *testing.T, stdout io.Writer, env []string, args ...string) (stder
 func TestWatchTableInPTY(t *testing.T) {
 	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	const topic = "watch.tty"
-	h.publish(topic, "progress", `{"workflow":"wf-a","title":"Reindex search","step":"shard 2","progress":0.4,"status":"running","eta_s":120}`)
-	h.publish(topic, "progress", `{"workflow":"wf-b","title":"Nightly build","step":"tests","progress":0.8,"status":"failed"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-a","title":"Reindex search","step":"shard 2","progress":0.4,"status":"running","eta_s":120}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-b","title":"Nightly build","step":"tests","progress":0.8,"status":"failed"}`)
 	term := newPTY(t, 110, 30)
 	w := startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 
@@ -100,7 +100,7 @@ func TestWatchTableInPTY(t *testing.T) {
 		t.Errorf("the failed status is not drawn in bold red: %q", raw)
 	}
 
-	h.publish(topic, "progress", `{"workflow":"wf-a","step":"shard 3","progress":0.6}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-a","step":"shard 3","progress":0.6}`)
 	term.waitFrame(t, 5*time.Second, "the live event", func(l []string) bool {
 		return hasBar(tableRow(l, "Reindex search"), 60) && strings.Contains(tableRow(l, "Reindex search"), "shard 3")
 	})
@@ -112,14 +112,14 @@ func TestWatchTableInPTY(t *testing.T) {
 	if err := h.Stop(); err != nil {
 		t.Fatalf("stop hub: %v", err)
 	}
-	h.publish(topic, "progress", `{"workflow":"wf-c","title":"Only in the snapshot","progress":0.3,"status":"running"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-c","title":"Only in the snapshot","progress":0.3,"status":"running"}`)
 	for i := 4; i <= 9; i++ {
-		h.publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-a","title":"Reindex search","step":"shard %d","progress":0.%d}`, i, i))
+		h.Publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-a","title":"Reindex search","step":"shard %d","progress":0.%d}`, i, i))
 	}
 	if err := h.RDB.XTrimMaxLen(context.Background(), h.StreamKey(topic), 3).Err(); err != nil {
 		t.Fatalf("XTRIM %s MAXLEN 3: %v", h.StreamKey(topic), err)
 	}
-	h.start(h.Addr)
+	h.Start(h.Addr)
 	lines = term.waitFrame(t, 20*time.Second, "the reloaded snapshot after the reset", func(l []string) bool {
 		return hasBar(tableRow(l, "Only in the snapshot"), 30) && strings.Contains(tableRow(l, "Reindex search"), "shard 9") &&
 			hasBar(tableRow(l, "Reindex search"), 90) &&
@@ -144,7 +144,7 @@ func TestWatchStalledVerdictInPTY(t *testing.T) {
 	term := newPTY(t, 100, 20)
 	startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--url", h.URL)
 	term.waitFrame(t, 10*time.Second, "the empty table", func(l []string) bool { return strings.Contains(l[0], "live") })
-	h.publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"waiting for disk","progress":0.2,"status":"running"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"waiting for disk","progress":0.2,"status":"running"}`)
 	lines := term.waitFrame(t, 15*time.Second, "the hub's stalled verdict", func(l []string) bool {
 		return strings.Contains(tableRow(l, "Quiet job"), " stalled ") && strings.Contains(l[0], "1 stalled")
 	})
@@ -154,7 +154,7 @@ func TestWatchStalledVerdictInPTY(t *testing.T) {
 	if !strings.Contains(strings.Join(lines, "\n"), "health wf-q hub verdict: stalled") {
 		t.Errorf("the latest events do not show the verdict:\n%s", strings.Join(lines, "\n"))
 	}
-	h.publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"writing","progress":0.3,"status":"running"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"writing","progress":0.3,"status":"running"}`)
 	term.waitFrame(t, 10*time.Second, "the workflow moving again", func(l []string) bool {
 		return strings.Contains(tableRow(l, "Quiet job"), " running ") && strings.Contains(tableRow(l, "Quiet job"), "writing")
 	})
@@ -163,7 +163,7 @@ func TestWatchStalledVerdictInPTY(t *testing.T) {
 // NO_COLOR turns every colour off; the table is still drawn in place.
 func TestWatchNoColor(t *testing.T) {
 	h := startHub(t, redistest.Start(t))
-	h.publish("watch.nc", "progress", `{"workflow":"wf-1","progress":0.5,"status":"failed"}`)
+	h.Publish("watch.nc", "progress", `{"workflow":"wf-1","progress":0.5,"status":"failed"}`)
 	term := newPTY(t, 80, 20)
 	startCmd(t, term.TTY, []string{"NO_COLOR=1"}, "watch", "--topic", "watch.nc", "--url", h.URL)
 	term.waitFrame(t, 10*time.Second, "the failed workflow", func(l []string) bool { return hasBar(tableRow(l, "wf-1"), 50) })
@@ -177,9 +177,9 @@ func TestWatchNoColor(t *testing.T) {
 func TestWatchPlainLines(t *testing.T) {
 	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	const topic = "watch.plain"
-	h.publish(topic, "progress", `{"workflow":"wf-0","step":"old","progress":0.1}`)
-	h.publish(topic, "progress", `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`)
-	h.publish(topic, "log", `{"workflow":"wf-1","message":"compiled 12 packages"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-0","step":"old","progress":0.1}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`)
+	h.Publish(topic, "log", `{"workflow":"wf-1","message":"compiled 12 packages"}`)
 	var out syncBuffer
 	w := startCmd(t, &out, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 	wantLine := regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} ` + regexp.QuoteMeta(topic) + ` `)
@@ -195,7 +195,7 @@ func TestWatchPlainLines(t *testing.T) {
 			t.Errorf("line %d = %q, want <time> %s %s", i, l, topic, want[i])
 		}
 	}
-	h.publish(topic, "progress", `{"workflow":"wf-1","step":"link","progress":0.9,"status":"failed"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-1","step":"link","progress":0.9,"status":"failed"}`)
 	if l := waitLines(3)[2]; !strings.HasSuffix(l, "progress wf-1 link · 90% · failed") || strings.Contains(l, "\x1b") {
 		t.Errorf("live line = %q, want the failed event without colour (not a terminal)", l)
 	}
@@ -203,9 +203,9 @@ func TestWatchPlainLines(t *testing.T) {
 	if err := h.Stop(); err != nil {
 		t.Fatalf("stop hub: %v", err)
 	}
-	h.publish(topic, "progress", `{"workflow":"wf-2","step":"while away"}`)
-	h.start(h.Addr)
-	h.publish(topic, "progress", `{"workflow":"wf-2","step":"after the restart"}`)
+	h.Publish(topic, "progress", `{"workflow":"wf-2","step":"while away"}`)
+	h.Start(h.Addr)
+	h.Publish(topic, "progress", `{"workflow":"wf-2","step":"after the restart"}`)
 	lines = waitLines(5)
 	if !strings.HasSuffix(lines[3], "wf-2 while away") || !strings.HasSuffix(lines[4], "wf-2 after the restart") {
 		t.Errorf("lines after the restart = %q, want the event published meanwhile, then the live one", lines[3:])
@@ -224,12 +224,12 @@ func TestWatchPlainLines(t *testing.T) {
 // --json passes each event through as one JSON line with its topic and id, even on a terminal.
 func TestWatchJSON(t *testing.T) {
 	h := startHub(t, redistest.Start(t))
-	ids := []string{h.publish("watch.json", "progress", `{"workflow":"w","progress":0.5}`)}
+	ids := []string{h.Publish("watch.json", "progress", `{"workflow":"w","progress":0.5}`)}
 	term := newPTY(t, 80, 20)
 	w := startCmd(t, term.TTY, nil, "watch", "--topic", "watch.json", "--topic", "watch.json2", "--history", "1", "--json", "--url", h.URL)
 	// The replayed event says the stream is open; the next two are live.
 	testutil.Eventually(t, 10*time.Second, "the replayed event as JSON", func() bool { return strings.Contains(term.out.String(), ids[0]) })
-	ids = append(ids, h.publish("watch.json2", "log", `{"message":"two"}`), h.publish("watch.json", "progress", `"three"`))
+	ids = append(ids, h.Publish("watch.json2", "log", `{"message":"two"}`), h.Publish("watch.json", "progress", `"three"`))
 	// Two streams can hand out the same id in one millisecond: wait for the third event by its topic and id.
 	third := `"topic":"watch.json","id":"` + ids[2] + `"`
 	testutil.Eventually(t, 10*time.Second, "three events as JSON lines", func() bool { return strings.Contains(term.out.String(), third) })
@@ -268,9 +268,9 @@ func TestTopicsAndHistory(t *testing.T) {
 	h := startHub(t, redistest.Start(t))
 	var ids []string
 	for i := range 3 {
-		ids = append(ids, h.publish("hist.a", "progress", fmt.Sprintf(`{"workflow":"wf-%d","step":"s%d","progress":0.%d}`, i, i, i+1)))
+		ids = append(ids, h.Publish("hist.a", "progress", fmt.Sprintf(`{"workflow":"wf-%d","step":"s%d","progress":0.%d}`, i, i, i+1)))
 	}
-	h.publish("hist.b", "log", `{"message":"hello"}`)
+	h.Publish("hist.b", "log", `{"message":"hello"}`)
 	runTo := func(stdout io.Writer, args ...string) {
 		t.Helper()
 		if stderr, err := runCmd(t, stdout, nil, args...); err != nil {
@@ -339,7 +339,7 @@ func TestWatchToken(t *testing.T) {
 	if err := os.WriteFile(file, []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.publish("sec.one", "progress", `{"workflow":"w","step":"kept"}`)
+	h.Publish("sec.one", "progress", `{"workflow":"w","step":"kept"}`)
 
 	if _, err := runCmd(t, io.Discard, nil, "topics", "--url", h.URL); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("hub topics without a token = %v, want the 401", err)

@@ -1,4 +1,4 @@
-package e2e
+package hubtest
 
 import (
 	"net"
@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// needTool skips the test when a program is missing, and fails it when CI is set: CI installs it.
-func needTool(t testing.TB, names ...string) {
+// NeedTool skips the test when a program is missing, and fails it when CI is set: CI installs it.
+func NeedTool(t testing.TB, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
@@ -21,9 +21,9 @@ func needTool(t testing.TB, names ...string) {
 	}
 }
 
-// freePort returns a loopback port that was free a moment ago, below 55535 so that port+10000 (a cluster node's
+// FreeBusPort returns a loopback port that was free a moment ago, below 55535 so that port+10000 (a cluster node's
 // bus port) exists too, and with that one free as well.
-func freeBusPort(t testing.TB) int {
+func FreeBusPort(t testing.TB) int {
 	t.Helper()
 	for range 50 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,6 +1,6 @@
 //go:build slow
 
-package e2e
+package topology
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 		t.Helper()
 		defer func() {
 			if t.Failed() {
-				t.Logf("events per topic: %v\nlogs:\n%s", next, lastLines(h.logs.String(), 20))
+				t.Logf("events per topic: %v\nlogs:\n%s", next, lastLines(h.Output.String(), 20))
 			}
 		}()
 		for _, f := range stream.Events(topics*perPhase, 20*time.Second) {
@@ -126,7 +126,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 	}
 	<-done
 	consume(2 * perPhase)
-	h.waitReady(10 * time.Second)
+	h.WaitReady(10 * time.Second)
 
 	// Replay of one topic per master, from the start.
 	for _, topic := range names[:6] {

@@ -1,6 +1,6 @@
 //go:build slow
 
-package e2e
+package topology
 
 import (
 	"net/http"
@@ -98,7 +98,7 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 		if heartbeats < 5 {
 			t.Errorf("%d heartbeats in %v, want at least 5", heartbeats, 3*proxyTimeout)
 		}
-		id := h.publish("quiet", "progress", data(1))
+		id := h.Publish("quiet", "progress", data(1))
 		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != data(1) {
 			t.Errorf("event after the idle time = %+v, want id %s data %s", f, id, data(1))
 		}

@@ -1,6 +1,6 @@
 //go:build slow
 
-package e2e
+package topology
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 		})
 	}
 	checkSeq(t, stream.Events(5, 20*time.Second), 5)
-	h.waitReady(10 * time.Second)
+	h.WaitReady(10 * time.Second)
 }
 
 // checkSeq fails unless the frames carry data(from), data(from+1), … in order.
