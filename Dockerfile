@@ -2,7 +2,7 @@
 # The hub as a small static image, for any platform from any build host:
 #   docker build --build-arg VERSION=v1.2.3 --build-arg REVISION=$(git rev-parse HEAD) -t syncverse/hub:v1.2.3 .
 #   docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=... --build-arg REVISION=... .
-# Configuration is through HUB_* variables (see config.yaml); README.md ("Deploying the hub") has the details.
+# Configuration is through HUB_* variables (see config.yaml); docs/deploy.md ("Container") has the details.
 
 ARG GO_VERSION=1.26
 

@@ -9,7 +9,8 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Lock event states, as DESIGN.md names them.
+// Lock event states: the `state` of a `lock` event's data, as docs/subscribing.md ("The events the console
+// understands") and docs/lease.md list them.
 const (
 	StateAcquired = "acquired"
 	StateRenewed  = "renewed"

@@ -7,7 +7,7 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-// Verdicts and notification kinds, as DESIGN.md names them.
+// Verdicts and notification kinds, as docs/workflow-health.md ("The verdicts") names them.
 const (
 	Stalled   = "stalled"
 	Recovered = "recovered"

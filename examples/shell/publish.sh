@@ -1,6 +1,6 @@
 #!/bin/sh
 # An agent in shell: reports one workflow's progress to the SyncVerse hub with redis-cli and the hub's publish
-# script (README, "Any Redis client"), which stores the event in the topic's stream and publishes it live.
+# script (docs/publishing.md, "Any Redis client: the publish script"), which stores the event in the topic's stream and publishes it live.
 #
 #   HUB_REDIS_URL=redis://127.0.0.1:6379/0 ./publish.sh project.42 wf-sh-1
 #

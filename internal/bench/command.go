@@ -11,12 +11,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/pubsub"
 )
-
-// ErrUsage marks a command line that could not be parsed; the usage was printed already.
-var ErrUsage = errors.New("usage")
 
 // ErrCheck is returned when a delivery was lost, duplicated or out of order.
 var ErrCheck = errors.New("deliveries failed the check")
@@ -28,6 +26,7 @@ type options struct {
 	prefix      string
 	pid         int
 	hubBin      string
+	benchBin    string // the fleet's load generators run this binary (default: this one)
 	hubEnv      multiFlag
 	detach      bool
 	topic       string
@@ -59,7 +58,7 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// About is what `hub bench` does, for its help.
+// About is what `hub-bench` does, for its help.
 const About = `Loads the hub and measures it; prints a table, or JSON with --json, and exits 1 when a delivery was lost,
 duplicated or out of order. On a terminal a progress line shows the run so far.
 
@@ -82,9 +81,17 @@ Scenarios (--scenario):
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
 redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).`
 
-// Command runs `hub bench`. fs is the command's flag set (its Usage prints the help); tty says stderr is a
-// terminal, where the progress line is drawn.
-func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, tty bool) error {
+// Tool is the hub-bench program (cmd/hub-bench).
+var Tool = cli.Tool{Name: "hub-bench", Usage: "[--scenario NAME] [--hub-bin PATH | --url URL --redis-url URL] [--json]",
+	About: About, Run: Command}
+
+// Command runs the load generator. fs is the command's flag set (its Usage prints the help); on a terminal stderr
+// shows a progress line.
+func Command(ctx context.Context, env cli.Env, fs *flag.FlagSet, args []string) error {
+	return command(ctx, fs, args, env.Stdout, env.Stderr, cli.IsTTY(env.Stderr))
+}
+
+func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, tty bool) error {
 	o, err := parse(fs, args, stderr)
 	if err != nil {
 		return err
@@ -136,6 +143,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
 	fs.IntVar(&o.pid, "pid", 0, "the running hub's process `id`, to read its CPU and RSS from /proc")
 	fs.StringVar(&o.hubBin, "hub-bin", "", "start this hub `binary` instead of using --url")
+	fs.StringVar(&o.benchBin, "bench-bin", "", "")
 	fs.Var(&o.hubEnv, "hub-env", "`KEY=VALUE` for the started hub (repeatable), e.g. HUB_SSE_HEARTBEAT=1s")
 	fs.BoolVar(&o.detach, "detach", true, "the started hub serves HTTP/1.1 streams on its raw engine; false: through net/http, for an A/B (HUB_SSE_DETACH)")
 	fs.StringVar(&o.topic, "topic", "", "`topic` to use (default: a fresh bench.<time>)")
@@ -163,7 +171,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, ErrUsage
+		return nil, cli.ErrUsage
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -190,9 +198,12 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	}
 	if o.scenario == "fleet" {
 		bad = append(bad, fleetCheck(o)...)
+		if o.hubBin == "" {
+			bad = append(bad, "--scenario fleet starts its hubs from --hub-bin PATH (go build -o hub-bin . at the module root)")
+		}
 	}
 	if fs.NArg() > 0 {
-		bad = append(bad, fmt.Sprintf("unexpected argument %q (flags only; run \"hub bench -h\" for help)", fs.Arg(0)))
+		bad = append(bad, fmt.Sprintf("unexpected argument %q (flags only; run \"hub-bench -h\" for help)", fs.Arg(0)))
 	}
 	if set["detach"] && o.hubBin == "" {
 		bad = append(bad, "--detach applies to a hub started with --hub-bin; a running hub has its own sse.detach")
@@ -213,9 +224,9 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 		o.topic = fmt.Sprintf("bench.%d", time.Now().UnixNano())
 	}
 	if len(bad) > 0 {
-		fmt.Fprintln(stderr, "hub bench: "+strings.Join(bad, "; "))
+		fmt.Fprintln(stderr, "hub-bench: "+strings.Join(bad, "; "))
 		fs.Usage()
-		return nil, ErrUsage
+		return nil, cli.ErrUsage
 	}
 	return o, nil
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/syncverse/hub/internal/cli"
 )
 
 // --detach picks the engine of a hub the bench starts; for a running hub it would be silently ignored, so it is
@@ -19,7 +21,7 @@ func TestDetachFlag(t *testing.T) {
 	}
 	var out strings.Builder
 	_, err = parse(flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--url", "http://127.0.0.1:1", "--redis-url", "redis://127.0.0.1:2", "--detach=false"}, &out)
-	if !errors.Is(err, ErrUsage) || !strings.Contains(out.String(), "--detach applies to a hub started with --hub-bin") {
-		t.Fatalf("parse(--url ... --detach=false) = %v, printed %q; want ErrUsage naming --hub-bin", err, out.String())
+	if !errors.Is(err, cli.ErrUsage) || !strings.Contains(out.String(), "--detach applies to a hub started with --hub-bin") {
+		t.Fatalf("parse(--url ... --detach=false) = %v, printed %q; want cli.ErrUsage naming --hub-bin", err, out.String())
 	}
 }

@@ -1,4 +1,4 @@
-// Package bench is the hub's load generator, run as `hub bench`. It opens many SSE connections to a hub, publishes
+// Package bench is the hub's load generator, run as `hub-bench`. It opens many SSE connections to a hub, publishes
 // through the Redis publish script as agents do, checks every delivery on every connection (lost, duplicated, out of
 // order) and measures what the hub costs: throughput, publish-to-receive latency, connect and replay times, and the
 // hub process's RSS and CPU read from /proc.

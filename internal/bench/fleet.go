@@ -131,20 +131,21 @@ func fleetCommand(ctx context.Context, o *options, stdout, stderr io.Writer, tty
 
 // fleetRun is one run of the fleet scenario and everything it started; stop ends all of it.
 type fleetRun struct {
-	o       *options
-	m       *meter
-	dir     string
-	bin     string
-	cluster *redisCluster
-	rdb     redis.UniversalClient
-	pub     *pubsub.Publisher
-	keys    pubsub.Keys
-	env     []string
-	hubs    []*chaos.Hub
-	gone    []sample // the last reading of hub processes that ended during the run (the rolling restart)
-	loaders []*loaderProc
-	topics  []string
-	anchors []string
+	o         *options
+	m         *meter
+	dir       string
+	bin       string // the hub binary (--hub-bin)
+	loaderBin string // the load generators' binary: hub-bench (--bench-bin, default this one)
+	cluster   *redisCluster
+	rdb       redis.UniversalClient
+	pub       *pubsub.Publisher
+	keys      pubsub.Keys
+	env       []string
+	hubs      []*chaos.Hub
+	gone      []sample // the last reading of hub processes that ended during the run (the rolling restart)
+	loaders   []*loaderProc
+	topics    []string
+	anchors   []string
 }
 
 func (r *fleetRun) stop() {
@@ -169,8 +170,9 @@ func (r *fleetRun) stop() {
 func (r *fleetRun) start(ctx context.Context) error {
 	o := r.o
 	var err error
-	if r.bin = o.hubBin; r.bin == "" {
-		if r.bin, err = os.Executable(); err != nil {
+	r.bin = o.hubBin
+	if r.loaderBin = o.benchBin; r.loaderBin == "" {
+		if r.loaderBin, err = os.Executable(); err != nil {
 			return err
 		}
 	}
@@ -241,7 +243,7 @@ func (r *fleetRun) openStreams(ctx context.Context) error {
 		first, end := k*o.conns/o.loaders, (k+1)*o.conns/o.loaders
 		spec := loaderSpec{Hubs: addrs, Topics: r.topics, Anchors: r.anchors, First: first, Count: end - first,
 			DialConc: o.dialConc, Drain: o.drain}
-		p, err := startLoader(r.bin, spec)
+		p, err := startLoader(r.loaderBin, spec)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/syncverse/hub/internal/chaos"
 )
 
-// A load generator of the fleet is the hub binary again, run as `hub bench --scenario fleet-loader` by the
+// A load generator of the fleet is the hub-bench binary again, run as `hub-bench --scenario fleet-loader` by the
 // fleet's parent: one process holds at most RLIMIT_NOFILE sockets, so 100,000 streams need several. The parent
 // speaks on its stdin, one line each: the spec first, then "check" with the truth once publishing has ended; its
 // EOF means the parent is gone, and the loader ends. The loader answers on stdout: "status" lines while it runs, one

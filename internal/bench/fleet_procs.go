@@ -27,9 +27,9 @@ type loaderProc struct {
 	once   sync.Once
 }
 
-// startLoader runs bin bench --scenario fleet-loader and sends it spec.
+// startLoader runs bin --scenario fleet-loader (bin is hub-bench) and sends it spec.
 func startLoader(bin string, spec loaderSpec) (*loaderProc, error) {
-	cmd := exec.Command(bin, "bench", "--scenario", fleetLoader)
+	cmd := exec.Command(bin, "--scenario", fleetLoader)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p := &loaderProc{cmd: cmd, errOut: &tailWriter{max: 16 << 10}, result: make(chan loaderResult, 1), ended: make(chan struct{})}
 	cmd.Stderr = p.errOut

@@ -20,10 +20,10 @@ func TestFleetChaos(t *testing.T) {
 	bin := hubBinary(t, "redis-server", "redis-cli")
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
-	args := []string{"--scenario", "fleet", "--hub-bin", bin, "--hubs", "3", "--loaders", "2", "--conns", "3000",
+	args := []string{"--scenario", "fleet", "--hub-bin", bin, "--bench-bin", benchBinary(t), "--hubs", "3", "--loaders", "2", "--conns", "3000",
 		"--topics", "100", "--rate", "200", "--duration", "20s", "--drain", "20s", "--hold", "3s", "--chaos", "--json"}
 	var out, errb bytes.Buffer
-	err := Command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
+	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
 	var res FleetResult
 	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
 		t.Fatalf("hub bench %v = %v; output %q (%v), stderr %q", args, err, out.String(), jerr, errb.String())

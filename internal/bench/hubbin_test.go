@@ -23,3 +23,15 @@ func hubBinary(t *testing.T, tools ...string) string {
 	}
 	return bin
 }
+
+// benchBinary builds cmd/hub-bench into the test's directory: the fleet scenario's load generators run it.
+func benchBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hub-bench")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/hub-bench")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/hub-bench: %v\n%s", err, out)
+	}
+	return bin
+}

@@ -20,7 +20,7 @@ func TestReplayHogBoundsMemory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errb bytes.Buffer
-	err := Command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--scenario", "replay-hog", "--hub-bin", bin, "--json"}, &out, &errb, false)
+	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--scenario", "replay-hog", "--hub-bin", bin, "--json"}, &out, &errb, false)
 	var res Result
 	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Proc == nil {
 		t.Fatalf("hub bench --scenario replay-hog = %v; output %q, stderr %q", err, out.String(), errb.String())

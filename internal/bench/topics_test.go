@@ -25,7 +25,7 @@ func TestTopicsScenario(t *testing.T) {
 		"--rate", "600", "--duration", "3s", "--hold", "3s", "--settle", "1s", "--churn", "50", "--drain", "20s",
 		"--hub-env", "HUB_REDIS_TAIL_CHECK=" + tick.String()}
 	var out, errb bytes.Buffer
-	err := Command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
+	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
 	var res Result
 	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Topics == nil || res.Topics.Idle == nil {
 		t.Fatalf("hub bench %q = %v; output %q, stderr %q", args, err, out.String(), errb.String())

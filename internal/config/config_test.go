@@ -71,7 +71,7 @@ func TestConfigDefaultsAreValid(t *testing.T) {
 		{"log.format", def.Log.Format, "json"},
 	} {
 		if c.got != c.want {
-			t.Errorf("default %s = %v, want %v (DESIGN.md)", c.name, c.got, c.want)
+			t.Errorf("default %s = %v, want %v (config.yaml documents it)", c.name, c.got, c.want)
 		}
 	}
 }

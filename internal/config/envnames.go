@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/syncverse/hub/internal/cli"
 )
 
 // EnvListKey is what a getenv answers, when it can list its environment, with the names of the HUB_* variables
-// set, one per line (main's does; a test's map may not). run takes a getenv rather than an environment, and this
-// keeps it so.
-const EnvListKey = "HUB_*"
+// set, one per line (cli.Getenv does; a test's map may not). Commands take a getenv rather than an environment, and
+// this keeps it so.
+const EnvListKey = cli.EnvListKey
 
 // CheckEnvNames refuses HUB_* variables the hub does not read, naming the closest known one: a typo such as
 // HUB_REDIS_ULR must not leave the hub running on its defaults.

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/syncverse/hub/internal/cli"
 )
 
-// ErrUsage marks a command line that could not be parsed; what was wrong was printed on the flag set's output.
-var ErrUsage = errors.New("usage")
+// ErrUsage marks a command line that could not be parsed; what was wrong was printed on the flag set's output. It is
+// the one usage error of every command (cli.ErrUsage).
+var ErrUsage = cli.ErrUsage
 
 // Flags chooses the common flags a command takes besides its own.
 type Flags uint8

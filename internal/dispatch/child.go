@@ -134,7 +134,7 @@ type childProc struct {
 }
 
 func startChild(l launcher, cfg config, role string) (*childProc, error) {
-	args := []string{"dispatch-test", "--child", role, "--entity", "entity-0", "--redis-url", cfg.redisURL,
+	args := []string{"--child", role, "--entity", "entity-0", "--redis-url", cfg.redisURL,
 		"--prefix", cfg.prefix, "--ttl", cfg.ttl.String(), "--renew", cfg.renewEvery.String(),
 		"--no-watchdog=" + strconv.FormatBool(cfg.noWatchdog), "--no-fence=" + strconv.FormatBool(cfg.noFence),
 		"--min-replicas", strconv.Itoa(cfg.minReplicas)}

@@ -9,11 +9,10 @@ import (
 	"os"
 	"strconv"
 	"time"
-)
 
-// ErrUsage marks a command line that could not be parsed; the error also wraps flag.ErrHelp, so a caller that maps
-// flag.ErrHelp to exit status 2 needs no other check.
-var ErrUsage = errors.New("usage error")
+	"github.com/syncverse/hub/internal/cli"
+	hubconfig "github.com/syncverse/hub/internal/config"
+)
 
 // ErrInvariant is returned when a run breaks what its mode promises: a duplicate execution with the watchdog, a
 // takeover outside [ttl, ttl+renew] after a crash, a paused holder's write that was accepted.
@@ -54,16 +53,31 @@ type launcher struct {
 	env []string
 }
 
-// About is what `hub dispatch-test` does, for its help.
+// About is what `dispatch-test` does, for its help.
 const About = `Dispatches workflows that each take the lease of their entity, work, and create the entity's table through a
 fenced registry; reports duplicate executions, TableAlreadyExists errors and release latency. --crash and --pause
 run the crash and pause scenarios instead; --failover kills a Sentinel rig's master right after grants and counts
 second holders (with --min-replicas N, grants wait for N replicas). On a terminal a progress line shows the run so far.`
 
-// Command runs `hub dispatch-test`. fs is the command's flag set (its Usage prints the help); args are the arguments
-// after the subcommand; redisURL is the hub's redis.url, where empty means an embedded miniredis on a free loopback
-// port for the duration of the run. tty says stderr is a terminal, where the progress line is drawn.
-func Command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, redisURL string, tty bool) error {
+// Tool is the dispatch-test program (cmd/dispatch-test).
+var Tool = cli.Tool{Name: "dispatch-test",
+	Usage: "[--dispatches N] [--entities N] [--ttl D] [--work D] [--crash | --pause | --failover [--runs N]] [--min-replicas N] [--json]",
+	About: About, Run: Command}
+
+// Command runs the lease verification. fs is the command's flag set (its Usage prints the help); args are the
+// arguments after the command. Redis is the hub's redis.url (HUB_REDIS_URL, or --redis-url), where empty means an
+// embedded miniredis on a free loopback port for the duration of the run. On a terminal stderr shows a progress line.
+func Command(ctx context.Context, env cli.Env, fs *flag.FlagSet, args []string) error {
+	cfg := hubconfig.Default()
+	if err := hubconfig.ApplyEnv(&cfg, env.Getenv); err != nil {
+		return err
+	}
+	return command(ctx, fs, args, env.Stdout, env.Stderr, cfg.Redis.URL, cli.IsTTY(env.Stderr))
+}
+
+// command is Command with its environment spelled out: redisURL is the default of --redis-url, tty says stderr is
+// a terminal.
+func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, redisURL string, tty bool) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("dispatch-test: find own executable: %w", err)
@@ -128,7 +142,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, err
 		}
-		return cfg, fmt.Errorf("dispatch-test: %w: %w (%w)", ErrUsage, err, flag.ErrHelp)
+		return cfg, fmt.Errorf("dispatch-test: %w: %w", cli.ErrUsage, err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -140,12 +154,12 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer, redisURL string) (
 		err = errors.New("--failover starts its own Sentinel rigs (it SIGKILLs their masters and slows their replication links); it takes no --redis-url")
 	}
 	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q (flags only; run \"hub dispatch-test -h\" for help)", fs.Arg(0))
+		err = fmt.Errorf("unexpected argument %q (flags only; run \"dispatch-test -h\" for help)", fs.Arg(0))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hub dispatch-test: %v\n", err)
+		fmt.Fprintf(stderr, "dispatch-test: %v\n", err)
 		fs.Usage()
-		return cfg, fmt.Errorf("dispatch-test: %w: %w (%w)", ErrUsage, err, flag.ErrHelp)
+		return cfg, fmt.Errorf("dispatch-test: %w: %w", cli.ErrUsage, err)
 	}
 	if cfg.renewEvery == 0 {
 		cfg.renewEvery = cfg.ttl / 3

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -142,8 +143,9 @@ func TestUsageErrors(t *testing.T) {
 	} {
 		var errOut bytes.Buffer
 		err := run(context.Background(), testFlags(&errOut), args, io.Discard, &errOut, "redis://127.0.0.1:1/0", launcher{}, false)
-		if !errors.Is(err, ErrUsage) || !errors.Is(err, flag.ErrHelp) {
-			t.Errorf("dispatch-test %v = %v, want a usage error wrapping flag.ErrHelp", args, err)
+		// A usage error is not a request for help: cli.ExitCode maps flag.ErrHelp to 0 and this must exit 2.
+		if !errors.Is(err, cli.ErrUsage) || errors.Is(err, flag.ErrHelp) || cli.ExitCode(err, "hub", io.Discard) != 2 {
+			t.Errorf("dispatch-test %v = %v, want cli.ErrUsage (exit status 2), not flag.ErrHelp", args, err)
 		}
 		if !strings.Contains(errOut.String(), "usage: hub dispatch-test") {
 			t.Errorf("dispatch-test %v printed %q to stderr, want the usage", args, errOut.String())

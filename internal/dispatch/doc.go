@@ -1,4 +1,4 @@
-// Package dispatch is `hub dispatch-test`: the lease verification, as a command anyone can run against a Redis.
+// Package dispatch is `dispatch-test`: the lease verification, as a command anyone can run against a Redis.
 //
 // It replays the incident the lease package fixes. Workflows are dispatched concurrently over a few entities; each
 // takes its entity's lease, reads whether the entity's table exists, works for --work, creates the table if it did not

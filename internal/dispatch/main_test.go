@@ -15,8 +15,8 @@ const childEnv = "DISPATCH_CHILD=1"
 
 func TestMain(m *testing.M) {
 	if os.Getenv("DISPATCH_CHILD") == "1" {
-		// os.Args is [binary, "dispatch-test", flags...], as for the hub binary.
-		err := Command(context.Background(), testFlags(os.Stderr), os.Args[2:], os.Stdout, os.Stderr, "", false)
+		// os.Args is [binary, flags...], as for the dispatch-test binary.
+		err := command(context.Background(), testFlags(os.Stderr), os.Args[1:], os.Stdout, os.Stderr, "", false)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

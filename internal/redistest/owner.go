@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// TB is what a rig needs of its owner: a *testing.T or *testing.B in tests, an Owner elsewhere (hub dispatch-test
+// TB is what a rig needs of its owner: a *testing.T or *testing.B in tests, an Owner elsewhere (dispatch-test
 // --failover starts its Redis rigs through this package too).
 type TB interface {
 	Helper()

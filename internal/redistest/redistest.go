@@ -4,7 +4,7 @@
 //
 // It also starts rigs of real processes: a Cluster with replicas (and moves a slot by hand), a Sentinel with one
 // or more sentinels and passwords, a master and replica pair, and a Link, a TCP proxy that delays and cuts a
-// replication link. Their owner is a TB: a test, or an Owner outside tests (hub dispatch-test --failover), for
+// replication link. Their owner is a TB: a test, or an Owner outside tests (dispatch-test --failover), for
 // which a rig that cannot start is an error rather than a failed test. Every process and goroutine started here
 // ends with its owner's cleanups.
 package redistest

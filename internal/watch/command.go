@@ -12,10 +12,8 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/cli"
 )
-
-// ErrUsage marks a command line that could not be parsed; the usage was printed already.
-var ErrUsage = errors.New("usage")
 
 // Env is what the commands take from the process.
 type Env struct {
@@ -76,7 +74,7 @@ func parse(fs *flag.FlagSet, args []string, c *conn) ([]string, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, ErrUsage
+		return nil, cli.ErrUsage
 	}
 	var problems []string
 	if fs.NArg() > 0 {
@@ -103,7 +101,7 @@ func usageError(fs *flag.FlagSet, problems []string) error {
 	}
 	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), strings.Join(bad, "; "))
 	fs.Usage()
-	return ErrUsage
+	return cli.ErrUsage
 }
 
 // checkTopics is the problem with topics, or "".

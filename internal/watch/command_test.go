@@ -7,6 +7,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/syncverse/hub/internal/cli"
 )
 
 // A wrong command line is refused before anything is asked of the hub, every problem named at once, then the help.
@@ -37,8 +39,8 @@ func TestCommandLineProblems(t *testing.T) {
 		fs.Usage = func() { helped = true }
 		err := tt.cmd(context.Background(), fs, tt.args, Env{Stdout: &bytes.Buffer{}, Stderr: &stderr,
 			Getenv: func(string) string { return "" }, DefaultURL: "http://127.0.0.1:1"})
-		if !errors.Is(err, ErrUsage) || !helped {
-			t.Errorf("hub %s %v = %v (help printed: %v), want ErrUsage and the help", tt.name, tt.args, err, helped)
+		if !errors.Is(err, cli.ErrUsage) || !helped {
+			t.Errorf("hub %s %v = %v (help printed: %v), want cli.ErrUsage and the help", tt.name, tt.args, err, helped)
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(stderr.String(), w) {

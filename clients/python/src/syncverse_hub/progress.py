@@ -1,4 +1,4 @@
-"""The data of a `progress` event, the one the hub's console draws (DESIGN.md, "The progress event")."""
+"""The data of a `progress` event, the one the hub's console draws (its schema: docs/schemas/progress.json; docs/subscribing.md, "The events the console understands")."""
 import math
 import numbers
 

@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
+)
+
+// What a log pipeline reads from the container, stdout and stderr alike, is JSON lines only; with log.access on,
+// each non-stream request has its line, and a refusal is logged at info with its reason and the token's subject but
+// never the token; and a refused /events request is counted once.
+func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
+	rs := redistest.Start(t)
+	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
+		"HUB_AUTH_HMAC_SECRET": testSecret}
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	done, urls := make(chan error, 1), make(chan string, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
+			stdout, stderr, func(url string) { urls <- url })
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case err := <-done:
+		t.Fatalf("run() = %v before listening; logs:\n%s", err, stderr)
+	}
+	tok := signToken(t, auth.Grant{Subscribe: []string{"mine"}}, time.Minute)
+	get := func(path string, hdr http.Header) int {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header = hdr
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if s := get("/healthz", nil); s != http.StatusOK {
+		t.Fatalf("GET /healthz = %d", s)
+	}
+	if s := get("/topics/theirs/history", testutil.Bearer(tok)); s != http.StatusForbidden {
+		t.Fatalf("GET /topics/theirs/history with a token for mine = %d, want 403", s)
+	}
+	if s := get("/topics", nil); s != http.StatusUnauthorized {
+		t.Fatalf("GET /topics without a token = %d, want 401", s)
+	}
+	if s := get("/events?topic=mine", nil); s != http.StatusUnauthorized {
+		t.Fatalf("GET /events without a token = %d, want 401", s)
+	}
+	// Each refusal is counted once: the /events one by the edge's reason, not again by the stream handler's status.
+	fams := testutil.ScrapeWith(t, base, tok)
+	if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason=no_token"); v != 2 {
+		t.Errorf("hub_http_rejected_total{reason=no_token} = %v after GET /topics and GET /events without a token, want 2", v)
+	}
+	if v, _ := testutil.MetricValue(fams, "hub_sse_requests_rejected_total"); v != 0 {
+		t.Errorf("hub_sse_requests_rejected_total = %v, want 0: the refusal is the edge's, counted there", v)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run() = %v", err)
+	}
+
+	var lines []map[string]any
+	for what, out := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
+		for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Errorf("%s line %q is not JSON: %v", what, l, err)
+				continue
+			}
+			lines = append(lines, m)
+		}
+	}
+	find := func(msg string, fields map[string]any) map[string]any {
+		for _, m := range lines {
+			match := m["message"] == msg
+			for k, v := range fields {
+				match = match && m[k] == v
+			}
+			if match {
+				return m
+			}
+		}
+		t.Errorf("no %q line with %v in the output:\n%s%s", msg, fields, stdout, stderr)
+		return nil
+	}
+	find("hub listening", map[string]any{"url": base})
+	find("request", map[string]any{"level": "info", "route": "/healthz", "status": 200.0})
+	find("request refused", map[string]any{"level": "info", "reason": "forbidden", "subject": "test", "path": "/topics/theirs/history"})
+	find("request refused", map[string]any{"level": "info", "reason": "no_token", "subject": ""})
+	if strings.Contains(stderr.String(), tok) || strings.Contains(stdout.String(), tok) {
+		t.Error("the token appears in the output")
+	}
+}
