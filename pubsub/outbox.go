@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,13 +25,38 @@ const outboxGroup = "notify"
 //	<prefix>:{notify}:retry      sorted set of deliveries waiting for their next try, by its time in ms
 //	<prefix>:{notify}:dead       stream of deliveries given up (fields d, reason), the newest 10,000
 //	<prefix>:{notify}:seen:<id>  a delivery id queued in the last week, so that it is queued once
+//	<prefix>:{notify}:wait:<webhook>|<kind>|<topic>  the id of the delivery of that kind and topic waiting to be
+//	                             claimed; the ones queued meanwhile are folded into it, counted in
+//	<prefix>:{notify}:fold:<webhook>|<kind>|<topic>  a hash: n (how many were folded) and w:<workflow> per workflow
 var (
-	outboxAdd = redis.NewScript(`if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then
-  redis.call('XADD', KEYS[1], '*', 'd', ARGV[1])
+	// outboxAdd returns 1 queued, 2 folded into the waiting one, 3 dropped (the outbox full), 0 seen before.
+	outboxAdd = redis.NewScript(`if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[2]) then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('HINCRBY', KEYS[4], 'n', 1)
+  if redis.call('HLEN', KEYS[4]) <= tonumber(ARGV[5]) then
+    redis.call('HSETNX', KEYS[4], 'w:' .. ARGV[4], '1')
+  end
+  redis.call('EXPIRE', KEYS[4], ARGV[7])
+  return 2
 end
+if redis.call('XLEN', KEYS[1]) + redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[3]) then return 3 end
+redis.call('XADD', KEYS[1], '*', 'd', ARGV[1])
+redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[7])
+redis.call('DEL', KEYS[4])
 return 1`)
+	// outboxTake ends the folding into a claimed delivery and returns what was folded into it.
+	outboxTake = redis.NewScript(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {} end
+redis.call('DEL', KEYS[1])
+local h = redis.call('HGETALL', KEYS[2])
+redis.call('DEL', KEYS[2])
+return h`)
+	// outboxLater returns 0, dead-lettering the delivery, when the retry set holds ARGV[5] already.
 	outboxLater = redis.NewScript(`redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', 10000, '*', 'd', ARGV[4], 'reason', 'the retry set is full')
+  return 0
+end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 return 1`)
 	outboxDead = redis.NewScript(`redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
@@ -44,8 +71,13 @@ end
 return #due`)
 )
 
-// seenFor is how long a delivery id is remembered against a second queuing.
-const seenFor = 7 * 24 * time.Hour
+// seenFor is how long a delivery id is remembered against a second queuing; waitFor how long deliveries are folded
+// into one that is not claimed; maxFolded how many workflows a folded delivery names.
+const (
+	seenFor   = 7 * 24 * time.Hour
+	waitFor   = time.Hour
+	maxFolded = 50
+)
 
 // Outbox keeps the webhook deliveries in Redis for every replica. It implements notify.Outbox.
 type Outbox struct {
@@ -63,19 +95,61 @@ var _ notify.Outbox = (*Outbox)(nil)
 
 func (o *Outbox) key(name string) string { return o.base + name }
 
-// Add queues each delivery once per id.
-func (o *Outbox) Add(ctx context.Context, ds []notify.Delivery) error {
+// Add queues each delivery once per id, folding it into a waiting one of its webhook, kind and topic, or dropping it
+// when the outbox and the retry set hold limit deliveries.
+func (o *Outbox) Add(ctx context.Context, ds []notify.Delivery, limit int) (notify.Added, error) {
+	var added notify.Added
 	for _, d := range ds {
 		b, err := json.Marshal(d)
 		if err != nil {
-			return fmt.Errorf("queue delivery %s: %w", d.ID, err)
+			return added, fmt.Errorf("queue delivery %s: %w", d.ID, err)
 		}
-		err = outboxAdd.Run(ctx, o.rdb, []string{o.key("outbox"), o.key("seen:" + d.ID)}, b,
-			int64(seenFor/time.Second)).Err()
+		group := foldGroup(d)
+		res, err := outboxAdd.Run(ctx, o.rdb, []string{o.key("outbox"), o.key("seen:" + d.ID), o.key("wait:" + group),
+			o.key("fold:" + group), o.key("retry")}, b, int64(seenFor/time.Second), limit, d.Notification.Workflow,
+			maxFolded, d.ID, int64(waitFor/time.Second)).Int()
 		if err != nil {
-			return fmt.Errorf("queue delivery %s: %w", d.ID, err)
+			return added, fmt.Errorf("queue delivery %s: %w", d.ID, err)
+		}
+		switch res {
+		case 1:
+			added.Queued++
+		case 2:
+			added.Coalesced++
+		case 3:
+			added.Dropped++
 		}
 	}
+	return added, nil
+}
+
+func foldGroup(d notify.Delivery) string {
+	return d.Webhook + "|" + d.Notification.Kind + "|" + d.Notification.Topic
+}
+
+// take ends the folding into a claimed delivery and adds what was folded into it to its notification.
+func (o *Outbox) take(ctx context.Context, c *notify.Claimed) error {
+	group := foldGroup(c.Delivery)
+	h, err := outboxTake.Run(ctx, o.rdb, []string{o.key("wait:" + group), o.key("fold:" + group)}, c.ID).StringSlice()
+	if err != nil {
+		return fmt.Errorf("take folded deliveries of %s: %w", c.ID, err)
+	}
+	n := &c.Notification
+	for i := 0; i+1 < len(h); i += 2 {
+		switch k := h[i]; {
+		case k == "n":
+			folded, _ := strconv.Atoi(h[i+1])
+			n.Coalesced = max(n.Coalesced, 1) + folded
+		case strings.HasPrefix(k, "w:"):
+			if !slices.Contains(n.Workflows, k[2:]) {
+				n.Workflows = append(n.Workflows, k[2:])
+			}
+		}
+	}
+	if n.Coalesced > 1 && !slices.Contains(n.Workflows, n.Workflow) {
+		n.Workflows = append([]string{n.Workflow}, n.Workflows...)
+	}
+	slices.Sort(n.Workflows)
 	return nil
 }
 
@@ -127,6 +201,9 @@ func (o *Outbox) Claim(ctx context.Context, consumer string, n int, idle, block 
 			_ = o.Dead(ctx, c, "unreadable delivery")
 			continue
 		}
+		if err := o.take(ctx, &c); err != nil {
+			return nil, err
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -143,17 +220,18 @@ func (o *Outbox) Done(ctx context.Context, c notify.Claimed) error {
 	return nil
 }
 
-// Later finishes this try and schedules the next.
-func (o *Outbox) Later(ctx context.Context, c notify.Claimed, at time.Time) error {
+// Later finishes this try and schedules the next, or dead-letters the delivery when the retry set holds limit.
+func (o *Outbox) Later(ctx context.Context, c notify.Claimed, at time.Time, limit int) (bool, error) {
 	b, err := json.Marshal(c.Delivery)
+	var res int
 	if err == nil {
-		err = outboxLater.Run(ctx, o.rdb, []string{o.key("outbox"), o.key("retry")},
-			outboxGroup, c.Ref, at.UnixMilli(), b).Err()
+		res, err = outboxLater.Run(ctx, o.rdb, []string{o.key("outbox"), o.key("retry"), o.key("dead")},
+			outboxGroup, c.Ref, at.UnixMilli(), b, limit).Int()
 	}
 	if err != nil {
-		return fmt.Errorf("schedule delivery %s: %w", c.ID, err)
+		return false, fmt.Errorf("schedule delivery %s: %w", c.ID, err)
 	}
-	return nil
+	return res == 1, nil
 }
 
 // Dead gives a delivery up, keeping it among the dead letters.
