@@ -146,8 +146,10 @@ func TestFloodOnOneTopicDoesNotDelayAnotherTopicsFirstAlert(t *testing.T) {
 			deliveries++
 		}
 	}
-	if v, _ := testutil.MetricValue(fams, "hub_notify_coalesced_total"); v != float64(flood-deliveries) {
-		t.Errorf("hub_notify_coalesced_total = %v, want %d (%d failures in %d deliveries)", v, flood-deliveries, flood, deliveries)
+	// A folded notification is counted when folded, though it may later be sent at the head of the next delivery.
+	if v, _ := testutil.MetricValue(fams, "hub_notify_coalesced_total"); v < float64(flood-deliveries) || v > flood-1 {
+		t.Errorf("hub_notify_coalesced_total = %v, want from %d to %d (%d failures in %d deliveries)",
+			v, flood-deliveries, flood-1, flood, deliveries)
 	}
 	if v, _ := testutil.MetricValue(fams, "hub_notify_data_truncated_total"); v != flood {
 		t.Errorf("hub_notify_data_truncated_total = %v, want %d", v, flood)
