@@ -20,8 +20,8 @@ import (
 // more than stateScanCount fields or decodes more than stateFetchCount envelopes, whatever the topic's size, and no
 // payload crosses the wire.
 const (
-	stateScanCount  = 32
-	stateFetchCount = 16
+	stateScanCount  = 16
+	stateFetchCount = 4
 	smallValue      = 4096 // values longer than this (not envelopes) are sent as their size alone
 )
 
