@@ -29,7 +29,8 @@ const (
 )
 
 // verdictPrelude records a verdict's mark unless it holds the value already, or the workflow moved on past the
-// event the verdict saw; then, asked to, it goes on into the publish script to publish the health event in the
+// event the verdict saw (read from the envelope's start, which the publish script writes as {"id":"<id>", so the
+// event's data is never decoded); then, asked to, it goes on into the publish script to publish the health event in the
 // same step. Being one script, two replicas judging the same occurrence cannot both record it.
 //
 //	ARGV[8]  the mark's field        ARGV[9]  its value
@@ -38,9 +39,7 @@ const (
 const verdictPrelude = `if redis.call('HGET', KEYS[2], ARGV[8]) == ARGV[9] then return false end
 if ARGV[11] ~= '' then
   local cur = redis.call('HGET', KEYS[2], ARGV[10])
-  if not cur then return false end
-  local ok, env = pcall(cjson.decode, cur)
-  if not ok or type(env) ~= 'table' or env.id ~= ARGV[11] then return false end
+  if not cur or string.match(string.sub(cur, 1, 64), '^{"id":"(%d+%-%d+)"') ~= ARGV[11] then return false end
 end
 redis.call('HSET', KEYS[2], ARGV[8], ARGV[9])
 if ARGV[12] ~= '1' then return 'ok' end
