@@ -145,3 +145,31 @@ func (c *counter) Notify(context.Context, workflow.Notification) error {
 	c.n.Add(1)
 	return nil
 }
+
+// Many topics changing at once: a sweep reads no more than its budget of fields, counts the topics it left, and
+// reads those first at the next sweep, so every topic is judged within a few sweeps.
+func TestSweepDefersTopicsPastItsBudget(t *testing.T) {
+	r := floodRig(t)
+	for i := range 4 {
+		for j := range 5 {
+			r.publish(fmt.Sprintf("many.%d", i), "progress", fmt.Sprintf(`{"workflow":"w%d","status":"failed"}`, j))
+		}
+	}
+	reg := prometheus.NewRegistry()
+	told := &counter{}
+	s := workflow.New(pubsub.NewWorkflows(r.pub), told, workflow.Config{SweepFields: 5,
+		Metrics: workflow.NewMetrics(reg, nil), Now: r.clock})
+	r.sweep(s)
+	if got := told.n.Load(); got != 5 {
+		t.Errorf("first sweep with a budget of 5 fields over 4 topics of 5 failed workflows: %d notified, want one topic's 5", got)
+	}
+	if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflow_sweep_deferred_total"); v != 3 {
+		t.Errorf("hub_workflow_sweep_deferred_total = %v after the first sweep, want 3 topics deferred", v)
+	}
+	for range 3 {
+		r.sweep(s)
+	}
+	if got := told.n.Load(); got != 20 {
+		t.Errorf("after 4 sweeps: %d failed workflows notified, want all 20", got)
+	}
+}

@@ -119,7 +119,8 @@ type Sweeper struct {
 	notify Notifier
 
 	topics   map[string]*TopicState // the states read so far, by topic
-	deferred map[string]bool        // topics a sweep did not read for want of budget: read first next time
+	deferred map[string]int         // topics a sweep did not read for want of budget, by the sweep: read first, oldest first
+	sweeps   int
 	lastScan time.Time
 	failing  bool
 }
@@ -127,7 +128,7 @@ type Sweeper struct {
 // New returns a Sweeper reading src and telling notify.
 func New(src Source, notify Notifier, cfg Config) *Sweeper {
 	return &Sweeper{cfg: cfg.withDefaults(), src: src, notify: notify, topics: map[string]*TopicState{},
-		deferred: map[string]bool{}}
+		deferred: map[string]int{}}
 }
 
 // Run sweeps until ctx ends, then returns nil.
@@ -210,7 +211,7 @@ func (s *Sweeper) refresh(ctx context.Context, now time.Time) error {
 	}
 	var busy []string
 	for t, st := range s.topics {
-		if st.underWay() || s.deferred[t] {
+		if _, late := s.deferred[t]; late || st.underWay() {
 			busy = append(busy, t)
 		}
 	}
@@ -231,14 +232,19 @@ func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 	if len(topics) == 0 {
 		return nil
 	}
+	s.sweeps++
 	slices.SortStableFunc(topics, func(a, b string) int {
+		da, aok := s.deferred[a]
+		db, bok := s.deferred[b]
 		switch {
-		case s.deferred[a] == s.deferred[b]:
-			return 0
-		case s.deferred[a]:
+		case aok && bok:
+			return cmp.Compare(da, db)
+		case aok:
 			return -1
+		case bok:
+			return 1
 		}
-		return 1
+		return 0
 	})
 	cursors, err := s.src.Cursors(ctx, topics)
 	if err != nil {
@@ -253,10 +259,10 @@ func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 			delete(s.deferred, t)
 		case old == nil || old.Cursor != cursors[i] || old.dirty():
 			if spent >= s.cfg.SweepFields {
-				if !s.deferred[t] {
+				if _, ok := s.deferred[t]; !ok {
 					s.cfg.Metrics.deferred.Inc()
+					s.deferred[t] = s.sweeps
 				}
-				s.deferred[t] = true
 				continue
 			}
 			st, err := s.src.State(ctx, t, old)
