@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -85,7 +86,7 @@ func TestFloodedTopicIsTrimmedAndCostsABoundedSweep(t *testing.T) {
 		r.publish("project.1", "progress", fmt.Sprintf(`{"workflow":"wf-%d","status":"failed","message":%q}`, i, pad))
 	}
 	reg := prometheus.NewRegistry()
-	cfg := workflow.Config{MaxTopicWorkflows: 200, MaxTopicStateBytes: 2 << 20, MaxWorkflows: 60}
+	cfg := workflow.Config{MaxTopicWorkflows: 200, MaxTopicStateBytes: 2 << 20, MaxWorkflows: 60, Now: r.clock}
 	before := heapInUse()
 	told := &counter{}
 	cfg.Metrics = workflow.NewMetrics(reg, nil)
@@ -122,16 +123,20 @@ func TestFloodedTopicIsTrimmedAndCostsABoundedSweep(t *testing.T) {
 		t.Errorf("hub_workflow_state_bytes = %v, want the kept state's size (0 < size <= 3 MiB)", v)
 	}
 
-	// A few new events on the (trimmed, still large) topic: the next sweep reads their envelopes reduced, and the
-	// other fields' ids only.
+	// A few new events on the (trimmed, still large) topic: the next sweep that reads it (a rescan, the topic having
+	// nothing under way) reads their envelopes reduced, and the other fields' ids only.
 	for i := range 5 {
 		r.publish("project.1", "progress", fmt.Sprintf(`{"workflow":"new-%d","status":"running","message":%q}`, i, pad))
 	}
+	r.advance(workflow.DefaultRescan + time.Second)
 	out := netOut(t, r.rdb)
 	r.sweep(s)
 	if sent := netOut(t, r.rdb) - out; sent > 64<<10 {
 		t.Errorf("a sweep after 5 new events on a topic of %d workflows of %d KiB read %d KiB from Redis; want under 64 KiB",
 			n, size>>10, sent>>10)
+	}
+	if got, _ := stateSize(t, r, "project.1"); got > 60 || got < 5 {
+		t.Errorf("flooded topic after the rescan: %d workflows, want the 5 new ones read and the total under 60", got)
 	}
 	if told.n.Load() < flood-200 {
 		t.Errorf("%d failed workflows notified, want at least the %d past max_topic_workflows", told.n.Load(), flood-200)
