@@ -254,8 +254,8 @@ func watchWorkflows(cfg config.Config, rdb redis.UniversalClient, pub *pubsub.Pu
 	sweeper := workflow.New(pubsub.NewWorkflows(pub), dispatcher, workflow.Config{
 		StallAfter: cfg.Workflows.StallAfter, Rules: cfg.Workflows.Rules, Sweep: cfg.Workflows.Sweep,
 		MaxTopicWorkflows: cfg.Workflows.MaxTopicWorkflows, MaxTopicStateBytes: int64(cfg.Workflows.MaxTopicStateBytes),
-		MaxWorkflows: cfg.Workflows.MaxWorkflows,
-		Metrics: workflow.NewMetrics(reg, cfg.Workflows.MetricTopics), Log: log.With().Str("component", "workflows").Logger(),
+		MaxWorkflows: cfg.Workflows.MaxWorkflows, Metrics: workflow.NewMetrics(reg, cfg.Workflows.MetricTopics),
+		Log: log.With().Str("component", "workflows").Logger(),
 	})
 	return sweeper, dispatcher
 }

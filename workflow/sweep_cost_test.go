@@ -55,7 +55,9 @@ func (s *countingSource) Data(context.Context, string, string) (json.RawMessage,
 	return json.RawMessage(`{"workflow":"wf-3","status":"running"}`), nil
 }
 
-func (s *countingSource) Trim(context.Context, string, []*workflow.Workflow) (int, error) { return 0, nil }
+func (s *countingSource) Trim(context.Context, string, []*workflow.Workflow) (int, error) {
+	return 0, nil
+}
 
 func (s *countingSource) Commit(_ context.Context, c workflow.Commit) (bool, error) {
 	s.mu.Lock()
