@@ -2,11 +2,14 @@ package notify
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
@@ -21,6 +24,14 @@ const (
 	DefaultBackoffMin = time.Second
 	DefaultBackoffMax = 10 * time.Minute
 	DefaultClaimAfter = time.Minute
+	// The ceilings on what one topic's notifications may cost (see Config).
+	DefaultMaxPending   = 1000
+	DefaultMaxDataBytes = 4096
+	DefaultWorkers      = 4
+	// maxWorkflowName is the most of a workflow's id a notification carries; maxNames is how many ids a coalesced
+	// delivery lists.
+	maxWorkflowName = 256
+	maxNames        = 50
 )
 
 // Config tunes a Dispatcher. Zero values mean the documented defaults.
@@ -33,10 +44,17 @@ type Config struct {
 	// ClaimAfter is how long a delivery another replica took may go unanswered before this one takes it over
 	// (notify.claim_after); it is longer than Timeout.
 	ClaimAfter time.Duration
-	Consumer   string // this replica's name in the outbox's consumer group
-	Metrics    *Metrics
-	Log        zerolog.Logger
-	Now        func() time.Time
+	// MaxPending is the most deliveries the outbox and the retry set hold, across the replicas
+	// (notify.max_pending); one more is dropped and counted.
+	MaxPending int
+	// MaxDataBytes is the most of a workflow's data a notification carries (notify.max_data_bytes).
+	MaxDataBytes int
+	// Workers is how many deliveries this replica sends at once (notify.workers).
+	Workers  int
+	Consumer string // this replica's name in the outbox's consumer group
+	Metrics  *Metrics
+	Log      zerolog.Logger
+	Now      func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -51,6 +69,9 @@ func (c Config) withDefaults() Config {
 	def(&c.BackoffMax, DefaultBackoffMax)
 	def(&c.ClaimAfter, DefaultClaimAfter)
 	c.ClaimAfter = max(c.ClaimAfter, 2*c.Timeout)
+	c.MaxPending = cmp.Or(c.MaxPending, DefaultMaxPending)
+	c.MaxDataBytes = cmp.Or(c.MaxDataBytes, DefaultMaxDataBytes)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
@@ -92,8 +113,15 @@ func sameHostRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// Notify queues n once for every webhook that wants it.
+// Notify queues n once for every webhook that wants it, its data cut to MaxDataBytes. A notification of the same
+// kind and topic as one still waiting is folded into it; past MaxPending it is dropped, counted and logged.
 func (d *Dispatcher) Notify(ctx context.Context, n workflow.Notification) error {
+	var cut bool
+	if n.Data, cut = truncateData(n.Data, d.cfg.MaxDataBytes); cut {
+		n.DataTruncated = true
+		d.cfg.Metrics.truncated.Inc()
+	}
+	n.Workflow = shortName(n.Workflow)
 	var ds []Delivery
 	for name, w := range d.hooks {
 		if w.wants(n) {
@@ -103,20 +131,50 @@ func (d *Dispatcher) Notify(ctx context.Context, n workflow.Notification) error 
 	if len(ds) == 0 {
 		return nil
 	}
-	return d.out.Add(ctx, ds)
+	added, err := d.out.Add(ctx, ds, d.cfg.MaxPending)
+	d.cfg.Metrics.coalesced.Add(float64(added.Coalesced))
+	if added.Dropped > 0 {
+		d.cfg.Metrics.dropped.WithLabelValues(dropFull).Add(float64(added.Dropped))
+		d.cfg.Log.Warn().Str("kind", n.Kind).Str("topic", n.Topic).Int("max_pending", d.cfg.MaxPending).
+			Msg("webhook outbox full; notification dropped")
+	}
+	return err
 }
 
-// Run sends deliveries until ctx ends, then returns nil.
+// shortName cuts a workflow id to maxWorkflowName bytes.
+func shortName(s string) string {
+	if len(s) <= maxWorkflowName {
+		return s
+	}
+	s = s[:maxWorkflowName]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}
+
+// Run sends deliveries with Workers goroutines until ctx ends, then returns nil.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if len(d.hooks) == 0 {
 		<-ctx.Done()
 		return nil
 	}
+	var wg sync.WaitGroup
+	for i := range d.cfg.Workers {
+		wg.Go(func() { d.work(ctx, i == 0) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// work claims and sends one delivery at a time, so that a slow receiver holds one worker per delivery and the
+// others go on; the first worker also refreshes hub_notify_pending.
+func (d *Dispatcher) work(ctx context.Context, counts bool) {
 	failing := false
 	lastCount := time.Time{}
 	for ctx.Err() == nil {
 		err := d.turn(ctx)
-		if now := d.cfg.Now(); err == nil && now.Sub(lastCount) >= 5*time.Second {
+		if now := d.cfg.Now(); counts && err == nil && now.Sub(lastCount) >= 5*time.Second {
 			lastCount = now
 			if n, err := d.out.Pending(ctx); err == nil {
 				d.cfg.Metrics.pending.Set(float64(n))
@@ -137,7 +195,6 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			d.cfg.Log.Info().Msg("webhook outbox available again")
 		}
 	}
-	return nil
 }
 
 // turn moves due retries into the queue, then claims and sends a batch.
@@ -145,7 +202,7 @@ func (d *Dispatcher) turn(ctx context.Context) error {
 	if err := d.out.Due(ctx, d.cfg.Now()); err != nil {
 		return err
 	}
-	cs, err := d.out.Claim(ctx, d.cfg.Consumer, 16, d.cfg.ClaimAfter, min(time.Second, d.cfg.BackoffMin))
+	cs, err := d.out.Claim(ctx, d.cfg.Consumer, 1, d.cfg.ClaimAfter, min(time.Second, d.cfg.BackoffMin))
 	if err != nil {
 		return err
 	}
@@ -191,10 +248,21 @@ func (d *Dispatcher) deliver(ctx context.Context, c Claimed) error {
 		log.Error().Str("reason", reason).Msg("webhook delivery given up")
 		return d.out.Dead(ctx, c, "gave up after "+d.cfg.RetryFor.String()+": "+reason)
 	}
-	d.cfg.Metrics.outcome(outcomeRetried)
 	wait := d.backoff(c.Attempt)
+	queued, err := d.out.Later(ctx, c, now.Add(wait), d.cfg.MaxPending)
+	if err != nil {
+		return err
+	}
+	if !queued {
+		d.cfg.Metrics.outcome(outcomeDead)
+		d.cfg.Metrics.dropped.WithLabelValues(dropRetryFull).Inc()
+		log.Error().Str("reason", reason).Int("max_pending", d.cfg.MaxPending).
+			Msg("webhook delivery failed and the retry set is full; dead-lettered")
+		return nil
+	}
+	d.cfg.Metrics.outcome(outcomeRetried)
 	log.Warn().Str("reason", reason).Dur("retry_in_ms", wait).Msg("webhook delivery failed; will retry")
-	return d.out.Later(ctx, c, now.Add(wait))
+	return nil
 }
 
 // retryable reports whether a receiver's status asks for another try: 408, 429 and 5xx.

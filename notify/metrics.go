@@ -10,10 +10,19 @@ const (
 	outcomeDead      = "dead"
 )
 
+// Reasons a notification is dropped, the label values of hub_notify_dropped_total.
+const (
+	dropFull      = "outbox_full" // the outbox and retry set held notify.max_pending deliveries
+	dropRetryFull = "retry_full"  // a failed delivery found the retry set full, and was dead-lettered
+)
+
 // Metrics are the dispatcher's figures.
 type Metrics struct {
 	deliveries *prometheus.CounterVec
 	pending    prometheus.Gauge
+	dropped    *prometheus.CounterVec
+	coalesced  prometheus.Counter
+	truncated  prometheus.Counter
 }
 
 // NewMetrics creates the dispatcher's metrics and registers them with reg when it is not nil.
@@ -27,12 +36,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "hub_notify_pending",
 			Help: "Webhook deliveries queued or waiting for a retry, across the replicas (refreshed every 5 s).",
 		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_notify_dropped_total",
+			Help: "Webhook deliveries dropped at notify.max_pending, by reason: outbox_full (not queued), retry_full (failed, dead-lettered without retry).",
+		}, []string{"reason"}),
+		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_notify_coalesced_total",
+			Help: "Webhook deliveries folded into one still waiting for the same webhook, kind and topic.",
+		}),
+		truncated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_notify_data_truncated_total",
+			Help: "Notifications whose workflow data was cut to notify.max_data_bytes.",
+		}),
+	}
+	for _, r := range []string{dropFull, dropRetryFull} {
+		m.dropped.WithLabelValues(r)
 	}
 	for _, o := range []string{outcomeDelivered, outcomeRetried, outcomeRefused, outcomeDead} {
 		m.deliveries.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.deliveries, m.pending)
+		reg.MustRegister(m.deliveries, m.pending, m.dropped, m.coalesced, m.truncated)
 	}
 	return m
 }

@@ -131,6 +131,9 @@ func slackText(n workflow.Notification) string {
 	if d.Message != "" {
 		fmt.Fprintf(&b, ": %s", escape(d.Message))
 	}
+	if n.Coalesced > 1 {
+		fmt.Fprintf(&b, " (and %d more %s on this topic)", n.Coalesced-1, n.Kind)
+	}
 	return b.String()
 }
 

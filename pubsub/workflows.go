@@ -29,7 +29,8 @@ const (
 )
 
 // verdictPrelude records a verdict's mark unless it holds the value already, or the workflow moved on past the
-// event the verdict saw; then, asked to, it goes on into the publish script to publish the health event in the
+// event the verdict saw (read from the envelope's start, which the publish script writes as {"id":"<id>", so the
+// event's data is never decoded); then, asked to, it goes on into the publish script to publish the health event in the
 // same step. Being one script, two replicas judging the same occurrence cannot both record it.
 //
 //	ARGV[9]  the mark's field        ARGV[10] its value
@@ -38,9 +39,7 @@ const (
 const verdictPrelude = `if redis.call('HGET', KEYS[2], ARGV[9]) == ARGV[10] then return false end
 if ARGV[12] ~= '' then
   local cur = redis.call('HGET', KEYS[2], ARGV[11])
-  if not cur then return false end
-  local ok, env = pcall(cjson.decode, cur)
-  if not ok or type(env) ~= 'table' or env.id ~= ARGV[12] then return false end
+  if not cur or string.match(string.sub(cur, 1, 64), '^{"id":"(%d+%-%d+)"') ~= ARGV[12] then return false end
 end
 redis.call('HSET', KEYS[2], ARGV[9], ARGV[10])
 if ARGV[13] ~= '1' then return 'ok' end
@@ -135,15 +134,6 @@ func (w *Workflows) Cursors(ctx context.Context, topics []string) ([]string, err
 	return out, nil
 }
 
-// State reads and parses one topic's state hash.
-func (w *Workflows) State(ctx context.Context, topic string) (*workflow.TopicState, error) {
-	h, err := w.pub.rdb.HGetAll(ctx, w.pub.keys.State(topic)).Result()
-	if err != nil {
-		return nil, fmt.Errorf("read state of %s: %w", topic, err)
-	}
-	return parseState(topic, h), nil
-}
-
 // Commit runs the verdict script.
 func (w *Workflows) Commit(ctx context.Context, c workflow.Commit) (bool, error) {
 	typ, data, publish := hub.DefaultType, []byte("null"), "0"
@@ -189,47 +179,6 @@ type progressData struct {
 	ETA    float64 `json:"eta_s"`
 }
 
-// parseState turns a state hash into what the sweeper judges. Fields it cannot read are left out.
-func parseState(topic string, h map[string]string) *workflow.TopicState {
-	st := &workflow.TopicState{Topic: topic, Cursor: h[fieldCursor], Workflows: map[string]*workflow.Workflow{},
-		FenceLow: map[string]*workflow.Lock{}}
-	get := func(id string) *workflow.Workflow {
-		w := st.Workflows[id]
-		if w == nil {
-			w = &workflow.Workflow{ID: id, Marks: map[string]workflow.Mark{}}
-			st.Workflows[id] = w
-		}
-		return w
-	}
-	for k, v := range h {
-		switch {
-		case strings.HasPrefix(k, fieldWorkflow):
-			parseProgress(get(k[len(fieldWorkflow):]), v)
-		case strings.HasPrefix(k, fieldStart):
-			get(k[len(fieldStart):]).Start, _ = hub.ParseID(v)
-		case strings.HasPrefix(k, fieldWFLock):
-			get(k[len(fieldWFLock):]).Lock = parseLock(v)
-		case strings.HasPrefix(k, fieldFenceLow):
-			if l := parseLock(v); l != nil {
-				st.FenceLow[k[len(fieldFenceLow):]] = l
-			}
-		default:
-			for _, m := range []string{workflow.MarkHealth, workflow.MarkDup, workflow.MarkFinal} {
-				if wf, ok := strings.CutPrefix(k, m+":"); ok {
-					w := get(wf)
-					w.Marks[m] = workflow.Mark{Value: v, Queued: h[markField(m+"q", wf)] == v}
-				}
-			}
-		}
-	}
-	for id, w := range st.Workflows {
-		if w.EventID.IsZero() && len(w.Marks) == 0 && w.Lock == nil {
-			delete(st.Workflows, id)
-		}
-	}
-	return st
-}
-
 func parseProgress(w *workflow.Workflow, v string) {
 	var env stateEnvelope
 	if json.Unmarshal([]byte(v), &env) != nil || env.Type != workflow.ProgressType {
@@ -241,7 +190,7 @@ func parseProgress(w *workflow.Workflow, v string) {
 	}
 	var d progressData
 	_ = workflow.DecodeExact(env.Data, &d) // data of another shape has no status
-	w.EventID, w.Status, w.Data = id, d.Status, env.Data
+	w.EventID, w.Status = id, d.Status
 	if d.ETA > 0 && d.ETA < 1e9 {
 		w.ETA = secondsDuration(d.ETA)
 	}

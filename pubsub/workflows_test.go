@@ -19,7 +19,7 @@ func TestWorkflowsStateReadsProgressLocksAndFences(t *testing.T) {
 		last := b.publish(t, "proj.1", "progress", `{"workflow":"A","status":"running","eta_s":90}`)
 		low := b.publish(t, "proj.1", "lock", `{"key":"K","holder":"h2","fence":3,"state":"acquired","workflow":"B"}`)
 		w := NewWorkflows(b.publisher(PublisherConfig{}))
-		st, err := w.State(ctx, "proj.1")
+		st, err := w.State(ctx, "proj.1", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
 		if err != nil || len(entries) != 2 || entries[1].Values["t"] != workflow.EventType {
 			t.Fatalf("stream after the verdict = %v, %v; want the progress event and one health event", entries, err)
 		}
-		st, err := NewWorkflows(b.publisher(PublisherConfig{})).State(ctx, "proj.2")
+		st, err := NewWorkflows(b.publisher(PublisherConfig{})).State(ctx, "proj.2", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
 		if err := w.MarkQueued(ctx, "proj.2", "A", workflow.MarkHealth, c.Value); err != nil {
 			t.Fatal(err)
 		}
-		if st, _ = w.State(ctx, "proj.2"); !st.Workflows["A"].Marks[workflow.MarkHealth].Queued {
+		if st, _ = w.State(ctx, "proj.2", nil); !st.Workflows["A"].Marks[workflow.MarkHealth].Queued {
 			t.Errorf("mark not queued after MarkQueued")
 		}
 		snap, err := b.store().Snapshot(ctx, "proj.2")

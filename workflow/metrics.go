@@ -15,7 +15,11 @@ type Metrics struct {
 	verdicts  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
 	sweep     prometheus.Histogram
-	topics    []string
+	// the ceilings on the state
+	trimmed    *prometheus.CounterVec
+	stateBytes prometheus.Gauge
+	deferred   prometheus.Counter
+	topics     []string
 }
 
 // Statuses counted by hub_workflows.
@@ -48,6 +52,21 @@ func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
 			Help:    "Time one sweep of the workflows' health took.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 		}),
+		trimmed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "hub_workflow_state_trimmed_total",
+			Help: "Workflows deleted from the state by this replica because a ceiling was passed, by reason (topic_workflows, topic_bytes, workflows).",
+		}, []string{"reason"}),
+		stateBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "hub_workflow_state_bytes",
+			Help: "Size in Redis of the workflow state of every topic, as this replica last read it.",
+		}),
+		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "hub_workflow_sweep_deferred_total",
+			Help: "Topics whose changed state a sweep left to the next one, its budget of fields spent.",
+		}),
+	}
+	for _, r := range TrimReasons {
+		m.trimmed.WithLabelValues(r)
 	}
 	for _, v := range []string{Stalled, Recovered, Duplicate} {
 		m.verdicts.WithLabelValues(v)
@@ -61,13 +80,13 @@ func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m.workflows, m.verdicts, m.duration, m.sweep)
+		reg.MustRegister(m.workflows, m.verdicts, m.duration, m.sweep, m.trimmed, m.stateBytes, m.deferred)
 	}
 	return m
 }
 
 // count sets hub_workflows from the states of one sweep.
-func (m *Metrics) count(states []*TopicState, now time.Time, stallAfter func(string) time.Duration) {
+func (m *Metrics) count(states map[string]*TopicState, now time.Time, stallAfter func(string) time.Duration) {
 	type key struct{ status, topic string }
 	counts := map[key]float64{}
 	for _, s := range gaugeStatuses {

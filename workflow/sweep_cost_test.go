@@ -41,7 +41,7 @@ func (s *countingSource) Cursors(_ context.Context, topics []string) ([]string, 
 	return out, nil
 }
 
-func (s *countingSource) State(_ context.Context, topic string) (*workflow.TopicState, error) {
+func (s *countingSource) State(_ context.Context, topic string, _ *workflow.TopicState) (*workflow.TopicState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.states++
@@ -49,6 +49,14 @@ func (s *countingSource) State(_ context.Context, topic string) (*workflow.Topic
 	w.Marks = maps.Clone(s.marks)
 	return &workflow.TopicState{Topic: topic, Cursor: fmt.Sprint(s.cursor),
 		Workflows: map[string]*workflow.Workflow{w.ID: &w}}, nil
+}
+
+func (s *countingSource) Data(context.Context, string, string) (json.RawMessage, error) {
+	return json.RawMessage(`{"workflow":"wf-3","status":"running"}`), nil
+}
+
+func (s *countingSource) Trim(context.Context, string, []*workflow.Workflow) (int, error) {
+	return 0, nil
 }
 
 func (s *countingSource) Commit(_ context.Context, c workflow.Commit) (bool, error) {
@@ -85,8 +93,7 @@ func (s *countingSource) counts() (commits, states int) {
 func TestStalledWorkflowCostsNoCommitOnLaterSweeps(t *testing.T) {
 	last := time.Now().Add(-time.Minute)
 	src := &countingSource{topic: "deploy.3", cursor: 1, marks: map[string]workflow.Mark{}, wf: workflow.Workflow{
-		ID: "wf-3", EventID: hub.ID{Ms: uint64(last.UnixMilli())}, Status: workflow.StatusRunning,
-		Data: json.RawMessage(`{"workflow":"wf-3","status":"running"}`)}}
+		ID: "wf-3", EventID: hub.ID{Ms: uint64(last.UnixMilli())}, Status: workflow.StatusRunning}}
 	told := &rig{t: t}
 	now := time.Now()
 	s := workflow.New(src, told, workflow.Config{StallAfter: 10 * time.Second, Now: func() time.Time { return now }})

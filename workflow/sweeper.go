@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -17,6 +18,12 @@ const (
 	DefaultStallAfter = 60 * time.Second
 	DefaultSweep      = time.Second
 	DefaultRescan     = 10 * time.Second
+	// The ceilings on the state the hub keeps of workflows (see Config).
+	DefaultMaxTopicWorkflows  = 1000
+	DefaultMaxTopicStateBytes = 8 << 20
+	DefaultMaxWorkflows       = 100000
+	// DefaultSweepFields is how many state fields one sweep reads at most; topics past it wait for the next sweep.
+	DefaultSweepFields = 50000
 )
 
 // Source is what the Sweeper needs from the event store. Its methods are safe for concurrent use.
@@ -25,8 +32,14 @@ type Source interface {
 	Topics(ctx context.Context, fn func(topic string)) error
 	// Cursors returns the state cursor of each topic, "" for a topic whose state is gone.
 	Cursors(ctx context.Context, topics []string) ([]string, error)
-	// State reads one topic's state.
-	State(ctx context.Context, topic string) (*TopicState, error)
+	// State reads one topic's state a few fields at a time, without the events' data. prev is the last state read
+	// of the topic (nil for none): the envelopes it judged are not read again.
+	State(ctx context.Context, topic string, prev *TopicState) (*TopicState, error)
+	// Data returns the data of a workflow's latest progress event ("null" for none), for a notification.
+	Data(ctx context.Context, topic, workflow string) (json.RawMessage, error)
+	// Trim deletes workflows from a topic's state, except those with an event newer than their EventID; it returns
+	// how many it deleted.
+	Trim(ctx context.Context, topic string, wfs []*Workflow) (int, error)
 	// Commit records c in one atomic step unless its mark holds c.Value already or c.Expect is no longer the
 	// workflow's latest event; committed says whether this call recorded it. With c.Event the health event is
 	// published in the same step.
@@ -53,16 +66,27 @@ type Config struct {
 	Sweep      time.Duration // how often workflows are judged
 	// Rescan is how often every topic's state is looked for; between rescans only topics with workflows under way
 	// are read. It is at most half the shortest stall_after.
-	Rescan  time.Duration
-	Metrics *Metrics
-	Log     zerolog.Logger
-	Now     func() time.Time
+	Rescan time.Duration
+	// Ceilings on the state: workflows per topic (workflows.max_topic_workflows), bytes per topic
+	// (workflows.max_topic_state_bytes), workflows in all (workflows.max_workflows). Past one, the oldest workflows
+	// are deleted from the state, those that ended and were notified first, and from the largest topics first.
+	MaxTopicWorkflows  int
+	MaxTopicStateBytes int64
+	MaxWorkflows       int
+	SweepFields        int // the state fields one sweep reads at most
+	Metrics            *Metrics
+	Log                zerolog.Logger
+	Now                func() time.Time
 }
 
 func (c Config) withDefaults() Config {
 	c.StallAfter = cmp.Or(c.StallAfter, DefaultStallAfter)
 	c.Sweep = cmp.Or(c.Sweep, DefaultSweep)
 	c.Rescan = cmp.Or(c.Rescan, DefaultRescan)
+	c.MaxTopicWorkflows = cmp.Or(c.MaxTopicWorkflows, DefaultMaxTopicWorkflows)
+	c.MaxTopicStateBytes = cmp.Or(c.MaxTopicStateBytes, DefaultMaxTopicStateBytes)
+	c.MaxWorkflows = cmp.Or(c.MaxWorkflows, DefaultMaxWorkflows)
+	c.SweepFields = cmp.Or(c.SweepFields, DefaultSweepFields)
 	shortest := c.StallAfter
 	for _, r := range c.Rules {
 		shortest = min(shortest, r.StallAfter)
@@ -95,13 +119,16 @@ type Sweeper struct {
 	notify Notifier
 
 	topics   map[string]*TopicState // the states read so far, by topic
+	deferred map[string]int         // topics a sweep did not read for want of budget, by the sweep: read first, oldest first
+	sweeps   int
 	lastScan time.Time
 	failing  bool
 }
 
 // New returns a Sweeper reading src and telling notify.
 func New(src Source, notify Notifier, cfg Config) *Sweeper {
-	return &Sweeper{cfg: cfg.withDefaults(), src: src, notify: notify, topics: map[string]*TopicState{}}
+	return &Sweeper{cfg: cfg.withDefaults(), src: src, notify: notify, topics: map[string]*TopicState{},
+		deferred: map[string]int{}}
 }
 
 // Run sweeps until ctx ends, then returns nil.
@@ -154,7 +181,10 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 			firstErr = err
 		}
 	}
-	s.cfg.Metrics.count(states, now, s.stallAfter)
+	if err := s.enforce(ctx); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	s.cfg.Metrics.count(s.topics, now, s.stallAfter)
 	return firstErr
 }
 
@@ -168,6 +198,7 @@ func (s *Sweeper) refresh(ctx context.Context, now time.Time) error {
 		for t := range s.topics {
 			if !seen[t] {
 				delete(s.topics, t)
+				delete(s.deferred, t)
 			}
 		}
 		for t := range seen {
@@ -180,7 +211,7 @@ func (s *Sweeper) refresh(ctx context.Context, now time.Time) error {
 	}
 	var busy []string
 	for t, st := range s.topics {
-		if st.underWay() {
+		if _, late := s.deferred[t]; late || st.underWay() {
 			busy = append(busy, t)
 		}
 	}
@@ -195,25 +226,51 @@ func keys(m map[string]*TopicState) []string {
 	return out
 }
 
-// reread reads again the states of topics whose cursor moved.
+// reread reads again the states of topics whose cursor moved, those deferred by the last sweep first, until the
+// sweep's budget of fields is spent; the rest are deferred to the next sweep.
 func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 	if len(topics) == 0 {
 		return nil
 	}
+	s.sweeps++
+	slices.SortStableFunc(topics, func(a, b string) int {
+		da, aok := s.deferred[a]
+		db, bok := s.deferred[b]
+		switch {
+		case aok && bok:
+			return cmp.Compare(da, db)
+		case aok:
+			return -1
+		case bok:
+			return 1
+		}
+		return 0
+	})
 	cursors, err := s.src.Cursors(ctx, topics)
 	if err != nil {
 		return err
 	}
+	spent := 0
 	for i, t := range topics {
 		old := s.topics[t]
 		switch {
 		case cursors[i] == "":
 			delete(s.topics, t)
+			delete(s.deferred, t)
 		case old == nil || old.Cursor != cursors[i] || old.dirty():
-			st, err := s.src.State(ctx, t)
+			if spent >= s.cfg.SweepFields {
+				if _, ok := s.deferred[t]; !ok {
+					s.cfg.Metrics.deferred.Inc()
+					s.deferred[t] = s.sweeps
+				}
+				continue
+			}
+			st, err := s.src.State(ctx, t, old)
 			if err != nil {
 				return err
 			}
+			spent += max(st.Fields, 1)
+			delete(s.deferred, t)
 			s.topics[t] = st
 		}
 	}
@@ -273,11 +330,15 @@ func (s *Sweeper) apply(ctx context.Context, now time.Time, a action) error {
 		s.committed(now, a)
 	}
 	if a.notify == "" {
-		return s.src.MarkQueued(ctx, c.Topic, c.Workflow, c.Mark, c.Value)
+		return s.markQueued(ctx, a)
+	}
+	data, err := s.src.Data(ctx, c.Topic, c.Workflow)
+	if err != nil {
+		return err
 	}
 	n := Notification{
 		ID: notificationID(c.Topic, c.Workflow, c.Mark, c.Value), Kind: a.notify, Topic: c.Topic,
-		Workflow: c.Workflow, At: now.UTC(), Data: a.wf.Data,
+		Workflow: c.Workflow, At: now.UTC(), Data: data,
 	}
 	if !a.about.IsZero() {
 		n.EventID = a.about.String()
@@ -289,7 +350,19 @@ func (s *Sweeper) apply(ctx context.Context, now time.Time, a action) error {
 		return err
 	}
 	a.wf.stale = true
-	return s.src.MarkQueued(ctx, c.Topic, c.Workflow, c.Mark, c.Value)
+	return s.markQueued(ctx, a)
+}
+
+// markQueued records that the action's notification is queued, in the store and in what the sweeper holds.
+func (s *Sweeper) markQueued(ctx context.Context, a action) error {
+	c := a.commit
+	if err := s.src.MarkQueued(ctx, c.Topic, c.Workflow, c.Mark, c.Value); err != nil {
+		return err
+	}
+	if a.wf.Marks != nil {
+		a.wf.Marks[c.Mark] = Mark{Value: c.Value, Queued: true}
+	}
+	return nil
 }
 
 func (s *Sweeper) committed(now time.Time, a action) {

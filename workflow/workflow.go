@@ -41,6 +41,8 @@ type TopicState struct {
 	Workflows map[string]*Workflow // by workflow id
 	// FenceLow holds, per lock key, the latest lock event that came with a fence lower than one already seen.
 	FenceLow map[string]*Lock
+	Bytes    int64 // the state's size in Redis: its fields' names and values
+	Fields   int   // its number of fields
 }
 
 // Workflow is one workflow as its latest events describe it.
@@ -49,10 +51,10 @@ type Workflow struct {
 	EventID hub.ID          // its latest progress event
 	Status  string          // from that event; "" when it said none
 	ETA     time.Duration   // its eta_s
-	Data    json.RawMessage // that event's data
 	Start   hub.ID          // its first event, zero when unknown
 	Lock    *Lock           // its latest lock event, nil when none
 	Marks   map[string]Mark // by Mark* name
+	Size    int64           // the bytes of its fields in the state (its data is never held: notifications fetch it)
 
 	stale bool // a commit of this sweeper changed its marks since they were read
 }
@@ -102,6 +104,12 @@ type Notification struct {
 	EventID  string          `json:"event_id"`
 	At       time.Time       `json:"at"`
 	Data     json.RawMessage `json:"data"`
+	// DataTruncated says Data was cut to notify.max_data_bytes (members dropped, long strings shortened).
+	DataTruncated bool `json:"data_truncated,omitempty"`
+	// Coalesced is, when more than one, how many notifications of this kind on this topic the delivery stands
+	// for: those queued while it waited. Workflows names their workflows (up to notify's limit).
+	Coalesced int      `json:"coalesced,omitempty"`
+	Workflows []string `json:"workflows,omitempty"`
 }
 
 // idTime is the time a stream id was assigned.

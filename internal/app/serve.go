@@ -247,13 +247,16 @@ func watchWorkflows(cfg config.Config, rdb redis.UniversalClient, pub *pubsub.Pu
 	host, _ := os.Hostname()
 	dispatcher := notify.New(pubsub.NewOutbox(rdb, cfg.Redis.Prefix), notify.Config{
 		Webhooks: cfg.Notify.All(), Timeout: cfg.Notify.Timeout, RetryFor: cfg.Notify.RetryFor,
-		BackoffMax: cfg.Notify.BackoffMax, ClaimAfter: cfg.Notify.ClaimAfter,
+		BackoffMax: cfg.Notify.BackoffMax, ClaimAfter: cfg.Notify.ClaimAfter, MaxPending: cfg.Notify.MaxPending,
+		MaxDataBytes: cfg.Notify.MaxDataBytes, Workers: cfg.Notify.Workers,
 		Consumer: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()), Metrics: notify.NewMetrics(reg),
 		Log: log.With().Str("component", "notify").Logger(),
 	})
 	sweeper := workflow.New(pubsub.NewWorkflows(pub), dispatcher, workflow.Config{
 		StallAfter: cfg.Workflows.StallAfter, Rules: cfg.Workflows.Rules, Sweep: cfg.Workflows.Sweep,
-		Metrics: workflow.NewMetrics(reg, cfg.Workflows.MetricTopics), Log: log.With().Str("component", "workflows").Logger(),
+		MaxTopicWorkflows: cfg.Workflows.MaxTopicWorkflows, MaxTopicStateBytes: int64(cfg.Workflows.MaxTopicStateBytes),
+		MaxWorkflows: cfg.Workflows.MaxWorkflows, Metrics: workflow.NewMetrics(reg, cfg.Workflows.MetricTopics),
+		Log: log.With().Str("component", "workflows").Logger(),
 	})
 	return sweeper, dispatcher
 }

@@ -50,6 +50,7 @@ type options struct {
 	chaos       bool // fleet: faults during the run
 	sharded     bool // fleet: sharded pub/sub
 	tp          topicsOptions
+	floodHook   string // flood: the webhook receiver's address
 	scenarioRun func(ctx context.Context, b *benchRun) (*Result, error)
 }
 
@@ -77,6 +78,11 @@ Scenarios (--scenario):
            (default 500/s, 60 s); --chaos: a cluster failover, a master kill, a slot migration and a rolling restart
            of one hub during the run. Every client checks every event; RSS per stream per hub, CPU per delivery,
            Redis commands and CPU per event
+  flood    one publisher, allowed only project.1, floods it through POST /publish at the default rate with 1,500
+           failed workflows of 60 KB while the webhook receiver takes 2.5 s a request and another tenant publishes
+           every 100 ms; two replicas (--hub-bin), then a fresh third: each replica's RSS growth, the fresh one's RSS,
+           Redis's longest command, the other tenant's publish latency, the notification backlog in Redis and the
+           time until another topic's first alert reaches the receiver
 
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
 redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).`
@@ -137,7 +143,7 @@ func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
-	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog, topics or fleet")
+	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog, topics, flood or fleet")
 	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
 	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
@@ -184,17 +190,23 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	if o.scenario == "topics" {
 		topicsDefaults(o, set)
 	}
+	if o.scenario == "flood" {
+		if err := floodDefaults(o); err != nil {
+			return nil, err
+		}
+	}
 	fleet := o.scenario == "fleet" || o.scenario == fleetLoader
 	if fleet {
 		fleetDefaults(o, set)
 	}
 	runs := map[string]func(context.Context, *benchRun) (*Result, error){
 		"fanout": fanout, "idle": idle, "replay": replay, "storm": storm, "publish": publishOnly, "replay-hog": replayHog, "topics": topics,
+		"flood": flood,
 	}
 	o.scenarioRun = runs[o.scenario]
 	var bad []string
 	if o.scenarioRun == nil && !fleet {
-		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, topics, fleet")
+		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, topics, flood, fleet")
 	}
 	if o.scenario == "fleet" {
 		bad = append(bad, fleetCheck(o)...)

@@ -159,6 +159,7 @@ type Result struct {
 
 	Proc   *Proc         `json:"hub_proc,omitempty"`
 	Topics *TopicsReport `json:"topics,omitempty"`
+	Flood  *FloodReport  `json:"flood,omitempty"`
 	Check  Check         `json:"check"`
 }
 
@@ -229,6 +230,9 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 	}
 	if r.Topics != nil {
 		r.Topics.rows(r.Conns, row)
+	}
+	if r.Flood != nil {
+		r.Flood.rows(row)
 	}
 	c := r.Check
 	verdict := "ok"

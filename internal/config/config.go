@@ -46,6 +46,10 @@ type WorkflowsConfig struct {
 	Sweep      time.Duration   `yaml:"sweep"`
 	// MetricTopics lists topic patterns whose workflows are also counted under a topic label.
 	MetricTopics []string `yaml:"metric_topics"`
+	// The ceilings on the workflow state (workflow.Config).
+	MaxTopicWorkflows  int `yaml:"max_topic_workflows"`
+	MaxTopicStateBytes int `yaml:"max_topic_state_bytes"`
+	MaxWorkflows       int `yaml:"max_workflows"`
 }
 
 // NotifyConfig names the webhooks the on-call is told through, and how deliveries are retried.
@@ -57,6 +61,10 @@ type NotifyConfig struct {
 	RetryFor   time.Duration  `yaml:"retry_for"`
 	BackoffMax time.Duration  `yaml:"backoff_max"`
 	ClaimAfter time.Duration  `yaml:"claim_after"`
+	// The ceilings on what notifications may cost (notify.Config).
+	MaxPending   int `yaml:"max_pending"`
+	MaxDataBytes int `yaml:"max_data_bytes"`
+	Workers      int `yaml:"workers"`
 }
 
 // All returns every configured webhook.
@@ -235,9 +243,11 @@ func Default() Config {
 			AllowedHosts: []string{}},
 		CORS: CORSConfig{AllowedOrigins: []string{}},
 		Workflows: WorkflowsConfig{StallAfter: workflow.DefaultStallAfter, Sweep: workflow.DefaultSweep,
-			Rules: []workflow.Rule{}, MetricTopics: []string{}},
+			Rules: []workflow.Rule{}, MetricTopics: []string{}, MaxTopicWorkflows: workflow.DefaultMaxTopicWorkflows,
+			MaxTopicStateBytes: workflow.DefaultMaxTopicStateBytes, MaxWorkflows: workflow.DefaultMaxWorkflows},
 		Notify: NotifyConfig{Webhooks: []notify.Webhook{}, Webhook: notify.Webhook{Kinds: []string{}, Topics: []string{}},
 			Timeout:  notify.DefaultTimeout,
-			RetryFor: notify.DefaultRetryFor, BackoffMax: notify.DefaultBackoffMax, ClaimAfter: notify.DefaultClaimAfter},
+			RetryFor: notify.DefaultRetryFor, BackoffMax: notify.DefaultBackoffMax, ClaimAfter: notify.DefaultClaimAfter,
+			MaxPending: notify.DefaultMaxPending, MaxDataBytes: notify.DefaultMaxDataBytes, Workers: notify.DefaultWorkers},
 	}
 }

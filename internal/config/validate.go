@@ -90,6 +90,19 @@ func (w WorkflowsConfig) validate() error {
 			errs = append(errs, fmt.Errorf("workflows.metric_topics[%d]: %w", i, err))
 		}
 	}
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"max_topic_workflows", w.MaxTopicWorkflows}, {"max_topic_state_bytes", w.MaxTopicStateBytes},
+		{"max_workflows", w.MaxWorkflows}} {
+		if c.v <= 0 {
+			errs = append(errs, fmt.Errorf("workflows.%s: must be positive", c.name))
+		}
+	}
+	if w.MaxWorkflows > 0 && w.MaxTopicWorkflows > w.MaxWorkflows {
+		errs = append(errs, fmt.Errorf("workflows.max_topic_workflows: %d must be at most workflows.max_workflows (%d)",
+			w.MaxTopicWorkflows, w.MaxWorkflows))
+	}
 	return errors.Join(errs...)
 }
 
@@ -112,6 +125,15 @@ func (n NotifyConfig) validate() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("notify.%s: must be positive", d.name))
 		}
+	}
+	if n.MaxPending <= 0 {
+		errs = append(errs, errors.New("notify.max_pending: must be positive"))
+	}
+	if n.MaxDataBytes < 256 {
+		errs = append(errs, fmt.Errorf("notify.max_data_bytes: %d must be at least 256", n.MaxDataBytes))
+	}
+	if n.Workers < 1 || n.Workers > 64 {
+		errs = append(errs, fmt.Errorf("notify.workers: %d must be from 1 to 64", n.Workers))
 	}
 	if n.ClaimAfter > 0 && n.ClaimAfter < 2*n.Timeout {
 		errs = append(errs, fmt.Errorf("notify.claim_after: %v must be at least twice notify.timeout (%v), or a slow receiver gets a delivery twice", n.ClaimAfter, n.Timeout))
