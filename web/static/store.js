@@ -1,7 +1,7 @@
 // The console's model: workflows, locks and the event log. Nothing here touches the DOM; the renderer reads
 // the dirty marks once per animation frame, so a burst of events costs one layout, not one per event.
 import { cmpId } from './client/hubclient.js';
-import { summarize } from './format.js';
+import { progressValue, summarize } from './format.js';
 import { Locks } from './locks.js';
 import { Timeline } from './timeline.js';
 
@@ -83,7 +83,7 @@ export class Store {
     if (!wf) {
       wf = {
         key, topic, workflow, label: workflow, title: '', step: '', progress: NaN, status: 'running',
-        message: '', agent: '', etaAt: NaN, firstAt: time, lastAt: time, endedAt: NaN, changedAt: time,
+        progressInvalid: '', message: '', agent: '', etaAt: NaN, firstAt: time, lastAt: time, endedAt: NaN, changedAt: time,
         lastId: '', stalled: false, stallHint: false, verdict: '', verdictId: '', duplicate: '', events: 0, leaseAlarm: '',
         // A snapshot holds a workflow's latest event only, so its start (and elapsed time) is unknown.
         startKnown: source !== 'snapshot',
@@ -96,7 +96,7 @@ export class Store {
     const before = shownStatus(wf);
     if (d.title != null) { wf.title = String(d.title); wf.label = wf.title || workflow; }
     if (d.step != null) wf.step = String(d.step);
-    if (d.progress != null && Number.isFinite(Number(d.progress))) wf.progress = Math.min(1, Math.max(0, Number(d.progress)));
+    if (d.progress != null) ({ value: wf.progress, invalid: wf.progressInvalid } = progressValue(d.progress));
     if (d.message != null) wf.message = String(d.message);
     if (d.agent != null) wf.agent = String(d.agent);
     if (d.eta_s != null) wf.etaAt = Number.isFinite(Number(d.eta_s)) ? time + Number(d.eta_s) * 1000 : NaN;

@@ -104,7 +104,7 @@ def test_decoded_responses_client(redis_server, prefix):
     client = redis_server.client(decode_responses=True)
     pub = Publisher(client, prefix=prefix)
     res = pub.publish("t", "progress", {"workflow": "wf-1"}, idempotency_key="k")
-    assert isinstance(res.id, str) and res == pub.publish("t", "progress", {}, idempotency_key="k")._replace(duplicate=False)
+    assert isinstance(res.id, str) and res == pub.publish("t", "progress", {"workflow": "wf-2"}, idempotency_key="k")._replace(duplicate=False)
     client.close()
 
 
