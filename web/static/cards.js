@@ -1,7 +1,8 @@
 // Workflow cards. Elements are keyed by topic+workflow and updated in place; only cards whose workflow changed are
 // touched, and the order is reconciled only when a status (or the filter) changed, so 500 cards at 100 events/s
 // stay cheap.
-import { compareWorkflows, shownStatus } from './store.js';
+import { compareWorkflows } from './store.js';
+import { shownStatus } from './status.js';
 import { age, duration, percent } from './format.js';
 
 const STATUS_TEXT = {

@@ -5,23 +5,13 @@ import { progressValue, summarize } from './format.js';
 import { Locks } from './locks.js';
 import { Timeline } from './timeline.js';
 
-export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+import { TERMINAL, shownStatus } from './status.js';
 
 // Lower ranks sort first: what needs a human comes before what merely moves.
 const RANK = { failed: 0, stalled: 1, running: 2, queued: 3, unknown: 3, cancelled: 4, succeeded: 5 };
 
 export function workflowKey(topic, workflow) {
   return `${topic}\u0000${workflow}`;
-}
-
-/**
- * The status a card shows: "stalled" for a workflow the hub judged stalled, or, while no verdict exists, one the
- * page's own timer finds silent past its stall setting (wf.stallHint says which).
- */
-export function shownStatus(wf) {
-  if (wf.stalled) return 'stalled';
-  return STATUSES.includes(wf.status) ? wf.status : 'unknown';
 }
 
 const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
