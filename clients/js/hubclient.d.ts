@@ -30,6 +30,8 @@ export interface Snapshot {
   workflows: Record<string, Envelope>;
   locks: Record<string, Envelope>;
   health?: Record<string, Envelope>;
+  /** The id of each workflow's first event: when it began. */
+  starts?: Record<string, EventId>;
   [more: string]: unknown;
 }
 

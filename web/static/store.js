@@ -112,6 +112,17 @@ export class Store {
     this.dirtyCards.add(key);
   }
 
+  /** A workflow known from a snapshot began at time (its first event's): elapsed time and its timeline bar start there. */
+  started(topic, workflow, time) {
+    const key = workflowKey(topic, workflow);
+    const wf = this.workflows.get(key);
+    if (!wf || wf.startKnown || wf.status === 'queued') return;
+    wf.firstAt = Math.min(time, wf.firstAt);
+    wf.startKnown = true;
+    this.dirtyCards.add(key);
+    this.timeline.dirty = true;
+  }
+
   /** Any event naming a known workflow proves it is alive, even when it is not a progress event. */
   touch(topic, workflow, time) {
     const wf = this.workflows.get(workflowKey(topic, workflow));
