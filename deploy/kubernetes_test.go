@@ -31,6 +31,7 @@ import (
 
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -391,10 +392,7 @@ func checkLockedDown(t *testing.T, spec corev1.PodSpec, c corev1.Container) {
 // kubectl kustomize (when installed) builds each app, and what it renders decodes strictly too, with the generated
 // ConfigMap's hashed name resolved in the Deployment.
 func TestKubernetesKustomizeBuilds(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl not installed: the kustomize build is not checked")
-	}
+	kubectl := testutil.Optional(t, "kubectl", "the kustomize build is not checked", "https://kubernetes.io/docs/tasks/tools/")
 	for _, dir := range kubeApps {
 		out, err := exec.Command(kubectl, "kustomize", dir).CombinedOutput()
 		if err != nil {

@@ -143,6 +143,12 @@ func (h *Hub) remove(s *Subscription) {
 	h.cfg.Metrics.subscriptions.Dec()
 }
 
+// Broadcaster is what feeds the hub events: *Hub is one, and so is anything that passes events on to one (the
+// schema checker on receipt). pubsub's subscriber feeds a Broadcaster. Broadcast must not block.
+type Broadcaster interface {
+	Broadcast(ev *Event)
+}
+
 // Broadcast queues ev for every subscription of its topic. It never blocks; a subscription whose buffer is full is
 // evicted (or, while it is still replaying, told to read the stream again). Events of one topic must be broadcast in
 // stream order, from one goroutine at a time per topic.

@@ -10,6 +10,9 @@ type From struct {
 	// After resumes after this id when Set; otherwise the subscription starts at the topic's newest event.
 	After ID
 	Set   bool
+	// Earliest (with Set and a zero After) starts at the oldest event the topic still holds: history trimmed
+	// below it is no gap to this client, so no reset is sent for it.
+	Earliest bool
 	// History replays the last History events of a topic that has no After (a fresh connect).
 	History int
 }

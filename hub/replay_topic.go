@@ -38,7 +38,7 @@ func (s *Subscription) replayTopic(ctx context.Context, i int, f From, first boo
 		if replayed+len(page) > s.hub.cfg.MaxReplay {
 			return s.skipToEnd(ctx, i, sink)
 		}
-		if page[0].Prev != p.last {
+		if page[0].Prev != p.last && !(first && f.Earliest && p.last.IsZero()) {
 			reason := GapReason(p.last, page[0].Prev)
 			s.hub.cfg.Logger.Debug().Str("topic", topic).Str("after", p.last.String()).Str("reason", reason).Msg("replay: reset")
 			if err := sink.Deliver([]*Event{NewReset(topic, reason, page[0].ID)}); err != nil {

@@ -20,7 +20,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []Message) (ids []str
 		if m.Type == "" {
 			m.Type = hub.DefaultType
 		}
-		if errs[i] = p.validate(m); errs[i] == nil {
+		if _, errs[i] = p.validate(m); errs[i] == nil { // a batch refuses by Check, and keeps no warnings
 			todo = append(todo, i)
 		} else {
 			p.m.done(Result{}, errs[i])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -244,8 +245,8 @@ func TestStoreSnapshot(t *testing.T) {
 		if err != nil || empty.Cursor != "0-0" || len(empty.Workflows) != 0 || len(empty.Locks) != 0 || empty.Topic != "t" {
 			t.Fatalf("Snapshot of a topic without events = %+v, %v; want cursor 0-0 and nothing else", empty, err)
 		}
-		b.publish(t, "t", "", `{"workflow":"wf-1","step":"compile"}`)
-		b.publish(t, "t", "", `{"workflow":"wf-2","step":"compile"}`)
+		s1 := b.publish(t, "t", "", `{"workflow":"wf-1","step":"compile"}`)
+		s2 := b.publish(t, "t", "", `{"workflow":"wf-2","step":"compile"}`)
 		w1 := b.publish(t, "t", "", `{"workflow":"wf-1","step":"test"}`)
 		lk := b.publish(t, "t", "lock", `{"key":"deploy","holder":"a","state":"acquired"}`)
 		last := b.publish(t, "t", "log", `{"message":"no workflow"}`)
@@ -266,6 +267,9 @@ func TestStoreSnapshot(t *testing.T) {
 		}
 		if len(snap.Workflows) != 2 || snap.Workflows["broken"] != nil {
 			t.Errorf("Snapshot workflows = %v, want wf-1 and wf-2 (broken JSON dropped)", snap.Workflows)
+		}
+		if want := map[string]string{"wf-1": s1, "wf-2": s2}; !maps.Equal(snap.Starts, want) {
+			t.Errorf("Snapshot starts = %v, want each workflow's first event %v", snap.Starts, want)
 		}
 		if err := json.Unmarshal(snap.Locks["deploy"], &env); err != nil || env.ID != lk {
 			t.Errorf("Snapshot lock deploy = %s, want the envelope of %s", snap.Locks["deploy"], lk)

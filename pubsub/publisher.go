@@ -38,6 +38,10 @@ type PublisherConfig struct {
 	// served again when it ends. It never shortens RetryBudget; negative turns the longer budget off.
 	MigrationRetry time.Duration
 	Metrics        *PublishMetrics // nil: counted nowhere
+	// Check, when set, holds each event's data to its type's schema once the event is otherwise valid
+	// (events.validation): an error refuses the event, warnings are handed back in Result.Warnings and the event
+	// is published all the same. The hub sets it from internal/eventschema; nil checks nothing.
+	Check func(topic, typ string, data []byte) (warnings []string, err error)
 }
 
 // Publisher publishes events with the publish script. It is safe for concurrent use.
@@ -100,6 +104,9 @@ type Result struct {
 	ID        string // the event's stream id
 	Duplicate bool   // the key had been seen: ID is the first event's, and nothing was stored or delivered now
 	Retries   int    // attempts after the first
+	// Warnings are what PublisherConfig.Check said of the data in mode warn ("progress: 40 is not between 0 and
+	// 1"): the event was published, but the console will show it as invalid.
+	Warnings []string
 }
 
 // Publish validates and publishes one event, returning its stream id. Publishing is at least once: after an error
@@ -116,12 +123,13 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, erro
 	if m.Type == "" {
 		m.Type = hub.DefaultType
 	}
-	if err := p.validate(m); err != nil {
+	warnings, err := p.validate(m)
+	if err != nil {
 		p.m.done(Result{}, err)
 		return Result{}, err
 	}
 	keys, args := p.scriptCall(m)
-	var res Result
+	res := Result{Warnings: warnings}
 	started := p.now()
 	for {
 		reply, err := p.script.Run(ctx, p.rdb, keys, args...).Result()
@@ -143,17 +151,27 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, erro
 	}
 }
 
-func (p *Publisher) validate(m Message) error {
+// validate refuses an event the publisher never stores, then holds its data to the schema when Check is set.
+func (p *Publisher) validate(m Message) ([]string, error) {
 	if err := Validate(m.Topic, m.Type, m.Data, p.cfg.MaxEventBytes); err != nil {
-		return err
+		return nil, err
 	}
-	if m.IdempotencyKey == "" {
-		return nil
+	if m.IdempotencyKey != "" {
+		if len(m.Publisher) > MaxPublisherLen {
+			return nil, fmt.Errorf("%w: publisher name is %d bytes, at most %d", ErrInvalid, len(m.Publisher), MaxPublisherLen)
+		}
+		if err := ValidateKey(m.IdempotencyKey); err != nil {
+			return nil, err
+		}
 	}
-	if len(m.Publisher) > MaxPublisherLen {
-		return fmt.Errorf("%w: publisher name is %d bytes, at most %d", ErrInvalid, len(m.Publisher), MaxPublisherLen)
+	if p.cfg.Check == nil {
+		return nil, nil
 	}
-	return ValidateKey(m.IdempotencyKey)
+	warnings, err := p.cfg.Check(m.Topic, m.Type, m.Data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return warnings, nil
 }
 
 // finish reports a publish's end to the metrics and wraps its error.

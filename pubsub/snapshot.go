@@ -22,8 +22,11 @@ type Snapshot struct {
 	Workflows map[string]json.RawMessage `json:"workflows"`
 	Locks     map[string]json.RawMessage `json:"locks"`
 	// Health holds the hub's latest verdict (a health event) per workflow that had one.
-	Health    map[string]json.RawMessage `json:"health"`
-	Truncated bool                       `json:"truncated,omitempty"`
+	Health map[string]json.RawMessage `json:"health"`
+	// Starts holds the id of each workflow's first event (its time in milliseconds before the dash), so a client
+	// that sees only the latest event knows when the workflow began.
+	Starts    map[string]string `json:"starts"`
+	Truncated bool              `json:"truncated,omitempty"`
 }
 
 // snapshotScan is the COUNT hint of each HSCAN: a few fields at a time, so a reply stays small however large they are.
@@ -36,7 +39,7 @@ const snapshotScan = 32
 func (s *History) Snapshot(ctx context.Context, topic string) (*Snapshot, error) {
 	key := s.keys.State(topic)
 	snap := &Snapshot{Topic: topic, Cursor: "0-0", Workflows: map[string]json.RawMessage{}, Locks: map[string]json.RawMessage{},
-		Health: map[string]json.RawMessage{}}
+		Health: map[string]json.RawMessage{}, Starts: map[string]string{}}
 	cur, err := s.rdb.HGet(ctx, key, fieldCursor).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -71,6 +74,13 @@ func (s *History) Snapshot(ctx context.Context, topic string) (*Snapshot, error)
 
 // addField puts one field of the state hash into snap and returns the bytes it added.
 func (s *History) addField(snap *Snapshot, cursor hub.ID, k, v string) int {
+	if name, ok := strings.CutPrefix(k, fieldStart); ok {
+		if id, err := hub.ParseID(v); err != nil || cursor.Less(id) {
+			return 0 // not an id, or written after the cursor was read
+		}
+		snap.Starts[name] = v
+		return len(k) + len(v)
+	}
 	var into map[string]json.RawMessage
 	name, ok := strings.CutPrefix(k, fieldWorkflow)
 	if ok {

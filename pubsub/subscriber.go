@@ -13,11 +13,6 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-// Broadcaster receives the events the subscriber reads; *hub.Hub is one. Broadcast must not block.
-type Broadcaster interface {
-	Broadcast(ev *hub.Event)
-}
-
 // SubscriberConfig tunes a Subscriber. Zero values mean the documented defaults.
 type SubscriberConfig struct {
 	Prefix        string
@@ -201,7 +196,7 @@ func (s *Subscriber) take() ([]item, []string) {
 }
 
 // Run subscribes and feeds b until ctx ends; it returns when both of its goroutines have.
-func (s *Subscriber) Run(ctx context.Context, b Broadcaster) error {
+func (s *Subscriber) Run(ctx context.Context, b hub.Broadcaster) error {
 	s.psMu.Lock()
 	s.ps = s.open(ctx)
 	s.psMu.Unlock()

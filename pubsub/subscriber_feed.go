@@ -18,7 +18,7 @@ const maxAhead = time.Minute
 // processor is the state of the process goroutine, which alone touches it and the feeds' fields (but ready).
 type processor struct {
 	*Subscriber
-	b      Broadcaster
+	b      hub.Broadcaster
 	active map[string]*feed
 	// pending holds the feeds with work left (unsent, without a baseline, to repair), so that what a pass over the
 	// queue costs does not grow with the number of topics that are simply followed.
@@ -28,7 +28,7 @@ type processor struct {
 
 // process owns the followed topics' state: it subscribes, decodes, repairs and broadcasts, one item at a time, so
 // each topic's events reach the hub in stream order.
-func (s *Subscriber) process(ctx context.Context, b Broadcaster) {
+func (s *Subscriber) process(ctx context.Context, b hub.Broadcaster) {
 	p := &processor{Subscriber: s, b: b, active: make(map[string]*feed), pending: make(map[*feed]struct{})}
 	tick := time.NewTicker(s.cfg.TailCheck)
 	defer tick.Stop()

@@ -13,6 +13,7 @@ import (
 func TestParseCursor(t *testing.T) {
 	at := func(ms, seq uint64) hub.From { return hub.From{After: hub.ID{Ms: ms, Seq: seq}, Set: true} }
 	fresh := hub.From{}
+	earliest := hub.From{Set: true, Earliest: true}
 	cases := []struct {
 		topics []string
 		raw    string
@@ -28,20 +29,25 @@ func TestParseCursor(t *testing.T) {
 		{[]string{"a", "b"}, "b=2-3", []hub.From{fresh, at(2, 3)}},
 		{[]string{"a", "b"}, "b=2-3;zz=9-9", []hub.From{fresh, at(2, 3)}},
 		{[]string{"p.1:x-y_z", "q"}, "p.1:x-y_z=7-7", []hub.From{at(7, 7), fresh}},
-		{[]string{"a", "b"}, "1-0", nil},          // a bare id needs one topic
-		{[]string{"a"}, "1-0 ", nil},              // no trimming
-		{[]string{"a"}, "x", nil},                 // not an id
-		{[]string{"a"}, "1-", nil},                // half an id
-		{[]string{"a"}, "a=", nil},                // no position
-		{[]string{"a"}, "a=x", nil},               // a bad position
-		{[]string{"a"}, "=1-0", nil},              // no topic
-		{[]string{"a"}, "a{=1-0", nil},            // a bad topic
-		{[]string{"a", "b"}, "a=1-0;", nil},       // an empty part
-		{[]string{"a", "b"}, "a=1-0;;b=2-0", nil}, // an empty part inside
-		{[]string{"a", "b"}, "a=1-0;b", nil},      // a part without =
-		{[]string{"a", "b"}, "a=1-0;a=2-0", nil},  // a topic twice
-		{[]string{"a"}, "a=1-0=2", nil},           // = in the position
-		{[]string{"a"}, "a=1-0\n", nil},           // a line break
+		{[]string{"a"}, "earliest", []hub.From{earliest}},
+		{[]string{"a", "b"}, "earliest", []hub.From{earliest, earliest}},         // alone: every topic
+		{[]string{"a", "b"}, "a=earliest;b=2-3", []hub.From{earliest, at(2, 3)}}, // one position of a cursor
+		{[]string{"a"}, "Earliest", nil},                                         // the keyword is lower case
+		{[]string{"a", "b"}, "a=earliest;a=1-0", nil},                            // still a topic twice
+		{[]string{"a", "b"}, "1-0", nil},                                         // a bare id needs one topic
+		{[]string{"a"}, "1-0 ", nil},                                             // no trimming
+		{[]string{"a"}, "x", nil},                                                // not an id
+		{[]string{"a"}, "1-", nil},                                               // half an id
+		{[]string{"a"}, "a=", nil},                                               // no position
+		{[]string{"a"}, "a=x", nil},                                              // a bad position
+		{[]string{"a"}, "=1-0", nil},                                             // no topic
+		{[]string{"a"}, "a{=1-0", nil},                                           // a bad topic
+		{[]string{"a", "b"}, "a=1-0;", nil},                                      // an empty part
+		{[]string{"a", "b"}, "a=1-0;;b=2-0", nil},                                // an empty part inside
+		{[]string{"a", "b"}, "a=1-0;b", nil},                                     // a part without =
+		{[]string{"a", "b"}, "a=1-0;a=2-0", nil},                                 // a topic twice
+		{[]string{"a"}, "a=1-0=2", nil},                                          // = in the position
+		{[]string{"a"}, "a=1-0\n", nil},                                          // a line break
 	}
 	for _, c := range cases {
 		got, err := ParseCursor(c.topics, c.raw)
@@ -96,7 +102,7 @@ func TestAppendCursorRoundTrip(t *testing.T) {
 }
 
 func FuzzParseCursor(f *testing.F) {
-	for _, s := range []string{"", "1-0", "a=1-0", "a=1-0;b=2-0", "a=1-0;a=1-0", ";", "=", "a=;", "b=18446744073709551615-18446744073709551615"} {
+	for _, s := range []string{"", "1-0", "a=1-0", "a=1-0;b=2-0", "a=1-0;a=1-0", ";", "=", "a=;", "b=18446744073709551615-18446744073709551615", "earliest", "a=earliest;b=1-0"} {
 		f.Add(s, 2)
 	}
 	f.Fuzz(func(t *testing.T, raw string, n int) {
@@ -117,7 +123,10 @@ func FuzzParseCursor(f *testing.F) {
 		// Accepted positions round-trip through the cursor the stream would write.
 		var parts []string
 		for i, f := range from {
-			if f.Set {
+			switch {
+			case f.Earliest:
+				parts = append(parts, topics[i]+"="+Earliest)
+			case f.Set:
 				parts = append(parts, topics[i]+"="+f.After.String())
 			}
 		}

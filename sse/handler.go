@@ -100,8 +100,9 @@ func (h *Handler) Churn() int64 { return h.churn.Load() }
 
 // request is a validated /events request.
 type request struct {
-	topics []string
-	from   []hub.From
+	topics  []string
+	from    []hub.From
+	startID bool // start_id=1: an id-only frame with the stream's position once its replay is done
 }
 
 // ServeHTTP implements http.Handler.
@@ -150,6 +151,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer sub.Close()
 	s := &stream{}
 	s.init(h, newHTTPOutput(w, r, sub.Done()), sub, until)
+	s.startID = req.startID
 	reason := s.serve(r.Context(), req.from)
 	h.closed(info, reason, s.delivered)
 }
@@ -266,7 +268,15 @@ func (h *Handler) parse(r *http.Request) (*request, int, error) {
 			from[i].History = min(n, h.cfg.MaxHistory)
 		}
 	}
-	return &request{topics: uniq, from: from}, 0, nil
+	req := &request{topics: uniq, from: from}
+	switch q.Get("start_id") {
+	case "", "0":
+	case "1":
+		req.startID = true
+	default:
+		return nil, http.StatusBadRequest, errors.New("start_id must be 0 or 1")
+	}
+	return req, 0, nil
 }
 
 func resuming(from []hub.From) bool {

@@ -50,6 +50,7 @@ type stream struct {
 	expired   atomic.Bool // the client's permission ran out (set by its timer)
 	rearm     time.Time   // when the write deadline must be pushed back again; zero: it is not armed
 	delivered int64
+	startID   bool // write startFrame once the replay is done (start_id=1)
 }
 
 func (s *stream) init(h *Handler, out output, sub *hub.Subscription, until time.Time) {
@@ -287,6 +288,12 @@ func (s *stream) send(batch []*hub.Event, live bool) error {
 		}
 	}
 	return nil
+}
+
+// writeStart writes the id-only frame of start_id=1 (appendStartFrame), framed for the output.
+func (s *stream) writeStart() error {
+	_, out := s.out.frame(appendStartFrame(make([]byte, s.room, s.room+64), s.sub))
+	return s.write(out)
 }
 
 // errEnded stops a write to a subscription that has ended.

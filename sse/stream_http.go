@@ -25,6 +25,11 @@ func (s *stream) serve(ctx context.Context, from []hub.From) CloseReason {
 	if err := s.sub.Start(ctx, from, s); err != nil {
 		return s.reason(ctx, err)
 	}
+	if s.startID {
+		if err := s.writeStart(); err != nil {
+			return CloseWriteError
+		}
+	}
 	hb := s.h.cfg.Heartbeat
 	timer := time.NewTimer(hb)
 	defer timer.Stop()

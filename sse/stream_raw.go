@@ -65,6 +65,7 @@ func (h *Handler) serveRaw(ctx context.Context, w http.ResponseWriter, nc net.Co
 	req *request, until time.Time, info *streamInfo, release func()) {
 	d := &rawStream{nc: nc, info: info, release: release, raw: newRawOutput(nc, sub.Done(), w.Header())}
 	d.init(h, d.raw, sub, until)
+	d.startID = req.startID
 	if !h.track(d) {
 		h.wg.Add(1)
 		go d.read()
@@ -80,6 +81,12 @@ func (h *Handler) serveRaw(ctx context.Context, w http.ResponseWriter, nc net.Co
 	if err := sub.Start(ctx, req.from, &d.stream); err != nil {
 		d.finish(d.reason(ctx, err))
 		return
+	}
+	if d.startID {
+		if err := d.writeStart(); err != nil {
+			d.finish(CloseWriteError)
+			return
+		}
 	}
 	d.raw.share()
 	d.state.Store(stIdle)

@@ -30,6 +30,8 @@ export interface Snapshot {
   workflows: Record<string, Envelope>;
   locks: Record<string, Envelope>;
   health?: Record<string, Envelope>;
+  /** The id of each workflow's first event: when it began. */
+  starts?: Record<string, EventId>;
   [more: string]: unknown;
 }
 
@@ -185,6 +187,9 @@ export class HubClient {
 export const EVENT_TYPES: string[];
 export function parseId(id: string): { ms: number; seq: number } | null;
 export function cmpId(a: string, b: string): number;
+/** A topic as the hub takes it: 1 to 128 of A-Z a-z 0-9 . _ : - */
+export const TOPIC_RE: RegExp;
+export function validTopic(topic: unknown): boolean;
 export function idTime(id: string): number;
 export function parseEventId(raw: string, topics: string[]): { topic: string; id: EventId; positions: Map<string, EventId> } | null;
 export function formatCursor(topics: string[], positionOf: (topic: string) => EventId): string;

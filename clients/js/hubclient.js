@@ -5,7 +5,7 @@
 import { backoff, cmpId, formatCursor, grants, parseEventId } from './ids.js';
 import { getJSON, sessionCall } from './request.js';
 
-export { backoff, cmpId, formatCursor, grants, idTime, parseEventId, parseId } from './ids.js';
+export { backoff, cmpId, formatCursor, grants, idTime, parseEventId, parseId, TOPIC_RE, validTopic } from './ids.js';
 
 // EventSource only delivers named events to listeners registered by that exact name, so the usual types are listed
 // here; the option types adds more.

@@ -2,6 +2,14 @@
 // "topicA=ID;topicB=ID" whose first position is the topic and id of the event that carried it. Also the pace of
 // retries and the reading of a session's subscribe grant, which every client of the hub needs the same way.
 
+/** A topic as the hub takes it: 1 to 128 of A-Z a-z 0-9 . _ : - (hub.ValidTopic, the Python client's check_topic). */
+export const TOPIC_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Whether the hub takes topic as a topic name. */
+export function validTopic(topic) {
+  return typeof topic === 'string' && TOPIC_RE.test(topic);
+}
+
 /** @returns {{ms:number, seq:number}|null} */
 export function parseId(id) {
   if (typeof id !== 'string' || id === '') return null;

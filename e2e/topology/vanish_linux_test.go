@@ -21,11 +21,9 @@ import (
 // (TCP_USER_TIMEOUT), not after the kernel's quarter-hour of retransmissions.
 func TestVanishedClientWithoutFIN(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("network namespaces need root")
+		testutil.Unavailable(t, "root", "network namespaces need root: a vanished client is not checked", "sudo -E go test -run TestVanishedClientWithoutFIN .")
 	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2's ip is not installed")
-	}
+	testutil.Optional(t, "ip", "a vanished client is not checked", "apt-get install -y iproute2")
 	ns := fmt.Sprintf("hubv%d", os.Getpid()%100000)
 	hostIf, clientIf := ns+"a", ns+"b"
 	octet := 16 + os.Getpid()%200

@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // hubBinary builds the hub (without -race, as it is deployed) into the test's directory, after skipping the test
@@ -11,9 +13,7 @@ import (
 func hubBinary(t *testing.T, tools ...string) string {
 	t.Helper()
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
-		}
+		testutil.Require(t, tool, "the bench scenario does not run", "apt-get install -y redis-server (it brings redis-cli)")
 	}
 	bin := filepath.Join(t.TempDir(), "hub")
 	build := exec.Command("go", "build", "-o", bin, ".")

@@ -89,7 +89,7 @@ func demoRun(ctx context.Context, pub *pubsub.Publisher, steps []string, p demoP
 		p.Step = steps[min(t*len(steps)/(total+1), len(steps)-1)]
 		p.Progress = float64(t) / float64(total)
 		p.ETA = total - t
-		p.Message = fmt.Sprintf("%s: %d%%", p.Step, int(p.Progress*100))
+		p.Message = fmt.Sprintf("%d of %d tasks done", t, total) // the card shows the step and the percentage already
 		if t == failAt {
 			p.Status, p.Message = "failed", fmt.Sprintf("%s failed: exit status %d", p.Step, 1+rand.IntN(3))
 			break

@@ -11,7 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/pubsub"
 )
 
 // Mode is events.validation: what the hub does with data that does not match its type's schema.
@@ -83,28 +82,46 @@ func NewChecker(set *Set, mode Mode, reg prometheus.Registerer, log zerolog.Logg
 // Mode is the checker's mode.
 func (c *Checker) Mode() Mode { return c.mode }
 
-// Publish checks an event a publisher of this hub is about to store, its topic and type already valid. It returns
-// nil when the data matches, in mode off, and in mode warn (the problem counted and logged); in mode strict it
-// returns the *Invalid, counted and logged too, and the caller refuses the event.
-func (c *Checker) Publish(topic, typ string, data []byte) error {
+// Publish checks an event a publisher of this hub is about to store, its topic and type already valid. Data that
+// matches, and every event in mode off, gets nil, nil. In mode warn it returns the problems, one per field
+// ("progress: 40 is not between 0 and 1"), for the publisher to show its caller, and the event is stored; in mode
+// strict it returns the *Invalid and the caller refuses the event. Either way the problem is counted and logged.
+func (c *Checker) Publish(topic, typ string, data []byte) ([]string, error) {
 	if c.mode == Off {
-		return nil
+		return nil, nil
 	}
-	err := c.set.Validate(typ, data)
 	var bad *Invalid
-	if !errors.As(err, &bad) {
-		return nil
+	if !errors.As(c.set.Validate(typ, data), &bad) {
+		return nil, nil
 	}
 	c.report(topic, bad, AtPublish, "")
-	if c.mode == Strict {
-		return bad
-	}
-	return nil
+	return bad.judged(c.mode)
 }
 
-// Receiving returns a pubsub.Broadcaster (what the subscriber feeds: the hub) that checks every event of a known type before passing it on to b, in every mode
+// Judge applies mode to data of typ as Checker.Publish does, without counting or logging: for publishers that run
+// outside a hub (hub publish).
+func (s *Set) Judge(mode Mode, typ string, data []byte) ([]string, error) {
+	if mode == Off {
+		return nil, nil
+	}
+	var bad *Invalid
+	if !errors.As(s.Validate(typ, data), &bad) {
+		return nil, nil
+	}
+	return bad.judged(mode)
+}
+
+// judged is bad as mode has it: refused in strict, its problems as warnings otherwise.
+func (e *Invalid) judged(mode Mode) ([]string, error) {
+	if mode == Strict {
+		return nil, e
+	}
+	return e.Warnings(), nil
+}
+
+// Receiving returns a hub.Broadcaster (what the subscriber feeds: the hub) that checks every event of a known type before passing it on to b, in every mode
 // but off. It never drops one: a stored event is in its topic's history whatever is said of it here.
-func (c *Checker) Receiving(b pubsub.Broadcaster) pubsub.Broadcaster {
+func (c *Checker) Receiving(b hub.Broadcaster) hub.Broadcaster {
 	if c.mode == Off {
 		return b
 	}
@@ -113,7 +130,7 @@ func (c *Checker) Receiving(b pubsub.Broadcaster) pubsub.Broadcaster {
 
 type receiving struct {
 	c    *Checker
-	next pubsub.Broadcaster
+	next hub.Broadcaster
 }
 
 func (r receiving) Broadcast(ev *hub.Event) {

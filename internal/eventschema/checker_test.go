@@ -13,10 +13,9 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/testutil"
-	"github.com/syncverse/hub/pubsub"
 )
 
-// recorder is a pubsub.Broadcaster that keeps what it is given.
+// recorder is a hub.Broadcaster that keeps what it is given.
 type recorder struct{ got []*hub.Event }
 
 func (r *recorder) Broadcast(ev *hub.Event) { r.got = append(r.got, ev) }
@@ -74,10 +73,14 @@ func TestCheckerPublishInEachMode(t *testing.T) {
 		{Strict, true, 1, "refused (events.validation: strict)"},
 	} {
 		k := newChecked(t, c.mode)
-		if err := k.c.Publish("t", "progress", good); err != nil {
-			t.Errorf("%s: Publish of good data = %v, want nil", c.mode, err)
+		if w, err := k.c.Publish("t", "progress", good); err != nil || w != nil {
+			t.Errorf("%s: Publish of good data = %q, %v, want nil, nil", c.mode, w, err)
 		}
-		err := k.c.Publish("t", "progress", bad)
+		warnings, err := k.c.Publish("t", "progress", bad)
+		if want := c.mode == Warn; want != (len(warnings) == 1 && warnings[0] == "progress: 40 is not between 0 and 1") ||
+			!want && warnings != nil {
+			t.Errorf("%s: Publish(progress 40) warnings = %q", c.mode, warnings)
+		}
 		var inv *Invalid
 		if got := errors.As(err, &inv); got != c.refused {
 			t.Errorf("%s: Publish(progress 40) = %v, want refused %v", c.mode, err, c.refused)
@@ -122,7 +125,7 @@ func TestCheckerReceivingNeverDrops(t *testing.T) {
 		want := 1.0
 		if mode == Off {
 			want = 0
-			if b != pubsub.Broadcaster(rec) {
+			if b != hub.Broadcaster(rec) {
 				t.Errorf("off: Receiving wrapped the broadcaster, want it as it is")
 			}
 		}
@@ -150,14 +153,14 @@ func TestCheckerLogsOncePerTopicAndTypeAMinute(t *testing.T) {
 	bad := []byte(`{"workflow":"wf-1","progress":40}`)
 	badLock := []byte(`{"key":"db","holder":"a","fence":1,"state":"taken","ttl_ms":5}`)
 	for i := 0; i < 5; i++ {
-		_ = k.c.Publish("a", "progress", bad)
+		_, _ = k.c.Publish("a", "progress", bad)
 	}
-	_ = k.c.Publish("b", "progress", bad)
-	_ = k.c.Publish("a", "lock", badLock)
+	_, _ = k.c.Publish("b", "progress", bad)
+	_, _ = k.c.Publish("a", "lock", badLock)
 	now = now.Add(59 * time.Second)
-	_ = k.c.Publish("a", "progress", bad)
+	_, _ = k.c.Publish("a", "progress", bad)
 	now = now.Add(time.Second)
-	_ = k.c.Publish("a", "progress", bad)
+	_, _ = k.c.Publish("a", "progress", bad)
 	var got []string
 	for _, l := range k.logLines(t) {
 		got = append(got, l["topic"].(string)+"/"+l["type"].(string)+"/"+jsonText(l["suppressed"]))

@@ -104,6 +104,16 @@ func (e *Invalid) Detail() string {
 	return strings.Join(parts, "; ")
 }
 
+// Warnings is every problem, one string each ("progress: 40 is not between 0 and 1"): what a publisher hands back
+// in mode warn.
+func (e *Invalid) Warnings() []string {
+	out := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		out[i] = p.String()
+	}
+	return out
+}
+
 func (e *Invalid) Error() string {
 	return fmt.Sprintf("%s data does not match docs/schemas/%s.json: %s", e.Type, e.Type, e.Detail())
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // Server is a Redis server owned by one test. Its address stays the same across Stop and Start, so clients that
@@ -69,12 +70,7 @@ func Start(t TB) *Server {
 // StartReal returns a real redis-server, or skips the test when none is installed (failing it when CI is set).
 func StartReal(t TB, opts Options) *Server {
 	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("redis-server not installed; this test needs a real Redis")
-		}
-		t.Skip("redis-server not installed; this test needs a real Redis")
-	}
+	testutil.Require(t, "redis-server", "this test needs a real Redis", "apt-get install -y redis-server")
 	addr := freeAddr(t)
 	if opts.ClusterBus {
 		addr = freeBusAddr(t)

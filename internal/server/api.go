@@ -62,10 +62,12 @@ type publishBody struct {
 }
 
 // publishAnswer is POST /publish's 202: the event's id, and for a key seen before, the first event's id and
-// "duplicate": true (nothing was stored or delivered again).
+// "duplicate": true (nothing was stored or delivered again). Warnings are what docs/schemas says of the data in
+// events.validation: warn ("progress: 40 is not between 0 and 1"): the event was stored all the same.
 type publishAnswer struct {
-	ID        string `json:"id"`
-	Duplicate bool   `json:"duplicate,omitempty"`
+	ID        string   `json:"id"`
+	Duplicate bool     `json:"duplicate,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
 }
 
 // idempotencyKey is the request's key: the Idempotency-Key header (an RFC 8941 string, quoted or not) or the body's
@@ -113,7 +115,8 @@ func (a *api) publish(c echo.Context) error {
 	if err := a.sec.checkPublish(c, in.Topic); err != nil {
 		return err
 	}
-	if err := a.checkData(in); err != nil {
+	warnings, err := a.checkData(in)
+	if err != nil {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
@@ -123,10 +126,10 @@ func (a *api) publish(c echo.Context) error {
 	switch {
 	case err == nil && res.Duplicate:
 		a.published.WithLabelValues("duplicate").Inc()
-		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID, Duplicate: true})
+		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID, Duplicate: true, Warnings: warnings})
 	case err == nil:
 		a.published.WithLabelValues("ok").Inc()
-		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID})
+		return c.JSON(http.StatusAccepted, publishAnswer{ID: res.ID, Warnings: warnings})
 	case errors.Is(err, pubsub.ErrConflict):
 		a.published.WithLabelValues("conflict").Inc()
 		return echo.NewHTTPError(http.StatusConflict, "idempotency key "+strconv.Quote(key)+" was used within history.idempotency_ttl for an event of other type or data; nothing was stored")
@@ -144,9 +147,9 @@ func (a *api) publish(c echo.Context) error {
 
 // checkData holds an event's data to its type's schema (events.validation), once the event is otherwise one the
 // publisher takes: a reserved type or a bad topic is refused for that, in the publisher's words, not for its data.
-func (a *api) checkData(in publishBody) error {
+func (a *api) checkData(in publishBody) ([]string, error) {
 	if pubsub.Validate(in.Topic, in.Type, in.Data, a.cfg.Limits.MaxEventBytes) != nil {
-		return nil
+		return nil, nil
 	}
 	return a.check.Publish(in.Topic, in.Type, in.Data)
 }

@@ -104,6 +104,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		{call{name: "publish unknown field", method: "POST", path: "/publish", body: `{"topic":"t","data":1,"x":1}`, status: 400}, anon},
 		{call{name: "publish reserved type", method: "POST", path: "/publish", body: `{"topic":"t","type":"reset","data":{}}`, status: 400}, anon},
 		{call{name: "publish bad topic", method: "POST", path: "/publish", body: `{"topic":"a b","data":{}}`, status: 400}, anon},
+		{call{name: "publish data its schema warns of", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 202}, anon},
 		{call{name: "publish data its schema refuses (strict)", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 400}, strict},
 		{call{name: "publish data over max_event_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 600) + `"}`, status: 413}, anon},
 		{call{name: "publish body over max_body_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 3000) + `"}`, status: 413}, anon},

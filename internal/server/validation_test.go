@@ -2,8 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +153,40 @@ func TestPublishWarnDeliversAndCounts(t *testing.T) {
 		w[0]["problem"] != `progress: 40 is not between 0 and 1; status: "runing" is not one of queued, running, succeeded, failed, cancelled` ||
 		w[0]["message"] != "event data does not match docs/schemas/progress.json: stored as it is (events.validation: warn)" {
 		t.Errorf("logged %v, want one warning for t/progress naming both fields", w)
+	}
+}
+
+// events.validation: warn answers the publisher with what is wrong: the 202 carries the problems, one per field, and
+// data that matches carries none.
+func TestPublishWarnAnswersTheProblems(t *testing.T) {
+	e := newEdge(t, redistest.StartReal(t, redistest.Options{}))
+	for _, c := range []struct {
+		data string
+		want []string
+	}{
+		{`{"workflow":"wf-1","progress":40}`, []string{"progress: 40 is not between 0 and 1"}},
+		{`{"workflow":"wf-1","progress":40,"status":"runing"}`, []string{"progress: 40 is not between 0 and 1",
+			`status: "runing" is not one of queued, running, succeeded, failed, cancelled`}},
+		{`{"workflow":"wf-1","progress":0.4}`, nil},
+	} {
+		resp, err := http.Post(e.URL+"/publish", "application/json", strings.NewReader(`{"topic":"t","data":`+c.data+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		status, body := resp.StatusCode, string(raw)
+		var a struct {
+			ID       string
+			Warnings []string
+		}
+		if err := json.Unmarshal(raw, &a); err != nil || status != http.StatusAccepted || a.ID == "" ||
+			!slices.Equal(a.Warnings, c.want) {
+			t.Errorf("warn: POST /publish %s = %d %s, want 202 with an id and warnings %q", c.data, status, body, c.want)
+		}
+		if c.want == nil && strings.Contains(body, "warnings") {
+			t.Errorf("warn: POST /publish %s = %s, want no warnings field", c.data, body)
+		}
 	}
 }
 

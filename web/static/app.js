@@ -1,4 +1,5 @@
 // Entry point: reads the page URL, wires the model, the feed and the views, and renders once per animation frame.
+import { validTopic } from './client/hubclient.js';
 import { Store } from './store.js';
 import { Feed } from './feed.js';
 import { Session } from './session.js';
@@ -11,13 +12,12 @@ import { Announcer } from './announce.js';
 import { age, count, parseDuration } from './format.js';
 
 const $ = (id) => document.getElementById(id);
-const TOPIC_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 const DEFAULT_STALL_MS = 60000;
 
 const params = new URLSearchParams(location.search);
 const topics = [...new Set(params.getAll('topic').flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean))];
-const badTopics = topics.filter((t) => !TOPIC_RE.test(t));
-const goodTopics = topics.filter((t) => TOPIC_RE.test(t));
+const badTopics = topics.filter((t) => !validTopic(t));
+const goodTopics = topics.filter((t) => validTopic(t));
 
 const stallFromURL = parseDuration(params.get('stall_after'));
 const stallSaved = Number(localStorage.getItem('hub.stallAfterMs'));
@@ -169,7 +169,7 @@ function setupTopics() {
   $('topic-form').addEventListener('submit', (e) => {
     e.preventDefault();
     const list = input.value.split(/[\s,]+/).filter(Boolean);
-    const bad = list.filter((t) => !TOPIC_RE.test(t));
+    const bad = list.filter((t) => !validTopic(t));
     input.setCustomValidity(bad.length ? `Not a topic name: ${bad.join(', ')} (letters, digits, . _ : -)` : '');
     if (!input.reportValidity()) return;
     if (list.length) followTopics(list);

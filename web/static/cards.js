@@ -1,7 +1,8 @@
 // Workflow cards. Elements are keyed by topic+workflow and updated in place; only cards whose workflow changed are
 // touched, and the order is reconciled only when a status (or the filter) changed, so 500 cards at 100 events/s
 // stay cheap.
-import { compareWorkflows, shownStatus } from './store.js';
+import { compareWorkflows } from './store.js';
+import { shownStatus } from './status.js';
 import { age, duration, percent } from './format.js';
 
 const STATUS_TEXT = {
@@ -178,6 +179,7 @@ export class CardsView {
     setData(el, 'step', wf.step);
     setData(el, 'progress', Number.isFinite(wf.progress) ? String(wf.progress) : '');
     setData(el, 'percent', Number.isFinite(wf.progress) ? String(Math.round(wf.progress * 100)) : '');
+    setData(el, 'progressInvalid', wf.progressInvalid);
     setData(el, 'leaseAlarm', wf.leaseAlarm);
     setText(p.title, wf.title || wf.workflow);
     setText(p.glyph, glyph);
@@ -186,7 +188,8 @@ export class CardsView {
     setText(p.agent, wf.agent ? `agent ${wf.agent}` : '');
     setText(p.topic, this.multiTopic ? wf.topic : '');
     setText(p.step, wf.step || (st === 'queued' ? 'waiting' : '—'));
-    setText(p.pct, percent(wf.progress));
+    setText(p.pct, wf.progressInvalid ? `invalid progress ${wf.progressInvalid}` : percent(wf.progress));
+    p.pct.title = wf.progressInvalid ? 'progress must be a fraction from 0 to 1 (docs/schemas/progress.json)' : '';
     const pct = Number.isFinite(wf.progress) ? Math.round(wf.progress * 100) : 0;
     p.bar.setAttribute('aria-valuenow', String(pct));
     p.bar.setAttribute('aria-label', `${wf.title || wf.workflow} progress`);

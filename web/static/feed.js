@@ -144,6 +144,11 @@ export class Feed {
       this.store.apply(topic, { id: env.id, type: env.type || 'progress', data: env.data },
         { time: this.clock.toLocal(idTime(env.id), Date.now()), source: 'snapshot' });
     }
+    // The snapshot holds each workflow's latest event; its first event's id says when it began.
+    for (const [workflow, id] of Object.entries(snap.starts || {})) {
+      const at = idTime(id);
+      if (Number.isFinite(at)) this.store.started(topic, workflow, this.clock.toLocal(at, Date.now()));
+    }
     const target = this.targets.get(topic);
     if (target && cmpId(target, cursor) <= 0) this.targets.delete(topic);
   }

@@ -30,7 +30,20 @@ export function age(ms) {
 
 export function percent(p) {
   if (!Number.isFinite(p)) return '';
-  return `${Math.round(Math.min(1, Math.max(0, p)) * 100)}%`;
+  return `${Math.round(p * 100)}%`;
+}
+
+/**
+ * A progress event's progress as the console reads it: { value } for a fraction from 0 to 1 (docs/schemas), or
+ * { value: NaN, invalid } naming what came instead (40, "0.5", -1): shown as invalid, never clamped into a bar.
+ * An absent field is { value: NaN, invalid: '' }.
+ */
+export function progressValue(v) {
+  if (v == null) return { value: NaN, invalid: '' };
+  if (typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1) return { value: v, invalid: '' };
+  let shown;
+  try { shown = JSON.stringify(v) ?? String(v); } catch { shown = String(v); }
+  return { value: NaN, invalid: shown.length > 40 ? `${shown.slice(0, 40)}…` : shown };
 }
 
 export function count(n) {
@@ -44,7 +57,9 @@ export function summarize(type, data) {
   if (type === 'progress') {
     const parts = [];
     if (data.step != null) parts.push(String(data.step));
-    if (Number.isFinite(data.progress)) parts.push(percent(data.progress));
+    const p = progressValue(data.progress);
+    if (p.invalid) parts.push(`progress ${p.invalid} (invalid: not from 0 to 1)`);
+    else if (Number.isFinite(p.value)) parts.push(percent(p.value));
     if (data.status) parts.push(String(data.status));
     const head = parts.join(' · ');
     return data.message ? `${head}${head ? ' — ' : ''}${data.message}` : head || compact(data);

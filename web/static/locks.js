@@ -1,7 +1,8 @@
 // Leases as the console sees them through `lock` events, and the alarms an operator must not miss: a lease lost or
 // expired under a running workflow (its work may now run twice), and two holders of one key at the same time.
 
-const HELD = new Set(['acquired', 'renewed']);
+import { HELD } from './status.js';
+
 const MAX_LOCKS = 500;
 const MAX_ALARMS = 50;
 

@@ -1,27 +1,17 @@
 // The console's model: workflows, locks and the event log. Nothing here touches the DOM; the renderer reads
 // the dirty marks once per animation frame, so a burst of events costs one layout, not one per event.
 import { cmpId } from './client/hubclient.js';
-import { summarize } from './format.js';
+import { progressValue, summarize } from './format.js';
 import { Locks } from './locks.js';
 import { Timeline } from './timeline.js';
 
-export const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+import { TERMINAL, shownStatus } from './status.js';
 
 // Lower ranks sort first: what needs a human comes before what merely moves.
 const RANK = { failed: 0, stalled: 1, running: 2, queued: 3, unknown: 3, cancelled: 4, succeeded: 5 };
 
 export function workflowKey(topic, workflow) {
   return `${topic}\u0000${workflow}`;
-}
-
-/**
- * The status a card shows: "stalled" for a workflow the hub judged stalled, or, while no verdict exists, one the
- * page's own timer finds silent past its stall setting (wf.stallHint says which).
- */
-export function shownStatus(wf) {
-  if (wf.stalled) return 'stalled';
-  return STATUSES.includes(wf.status) ? wf.status : 'unknown';
 }
 
 const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
@@ -83,7 +73,7 @@ export class Store {
     if (!wf) {
       wf = {
         key, topic, workflow, label: workflow, title: '', step: '', progress: NaN, status: 'running',
-        message: '', agent: '', etaAt: NaN, firstAt: time, lastAt: time, endedAt: NaN, changedAt: time,
+        progressInvalid: '', message: '', agent: '', etaAt: NaN, firstAt: time, lastAt: time, endedAt: NaN, changedAt: time,
         lastId: '', stalled: false, stallHint: false, verdict: '', verdictId: '', duplicate: '', events: 0, leaseAlarm: '',
         // A snapshot holds a workflow's latest event only, so its start (and elapsed time) is unknown.
         startKnown: source !== 'snapshot',
@@ -96,7 +86,7 @@ export class Store {
     const before = shownStatus(wf);
     if (d.title != null) { wf.title = String(d.title); wf.label = wf.title || workflow; }
     if (d.step != null) wf.step = String(d.step);
-    if (d.progress != null && Number.isFinite(Number(d.progress))) wf.progress = Math.min(1, Math.max(0, Number(d.progress)));
+    if (d.progress != null) ({ value: wf.progress, invalid: wf.progressInvalid } = progressValue(d.progress));
     if (d.message != null) wf.message = String(d.message);
     if (d.agent != null) wf.agent = String(d.agent);
     if (d.eta_s != null) wf.etaAt = Number.isFinite(Number(d.eta_s)) ? time + Number(d.eta_s) * 1000 : NaN;
@@ -120,6 +110,17 @@ export class Store {
     wf.stallHint = wf.stalled && wf.verdict !== 'stalled';
     if (shownStatus(wf) !== before) { wf.changedAt = time; this.orderDirty = true; }
     this.dirtyCards.add(key);
+  }
+
+  /** A workflow known from a snapshot began at time (its first event's): elapsed time and its timeline bar start there. */
+  started(topic, workflow, time) {
+    const key = workflowKey(topic, workflow);
+    const wf = this.workflows.get(key);
+    if (!wf || wf.startKnown || wf.status === 'queued') return;
+    wf.firstAt = Math.min(time, wf.firstAt);
+    wf.startKnown = true;
+    this.dirtyCards.add(key);
+    this.timeline.dirty = true;
   }
 
   /** Any event naming a known workflow proves it is alive, even when it is not a progress event. */

@@ -1,9 +1,8 @@
 // The timeline: one lane per workflow (a bar from its first to its latest event, coloured and labelled by status)
 // and one per lock key (each holder's held interval, with its fence), over a chosen window. Two holders of one key
 // at once and the hub's duplicate verdicts are drawn in the alarm colour, so an incident reads at a glance.
-import { shownStatus } from './store.js';
+import { HELD, shownStatus } from './status.js';
 
-const HELD = new Set(['acquired', 'renewed']);
 const MAX_HOLDS = 200; // per key; the oldest intervals go first
 const MAX_KEYS = 100;
 const SVG = 'http://www.w3.org/2000/svg';
@@ -81,7 +80,7 @@ export class TimelineView {
   /** The span from the earliest start the console knows (at least 5 s, at most an hour) to now. */
   fit(now) {
     let first = now;
-    for (const w of this.store.workflows.values()) first = Math.min(first, w.firstAt);
+    for (const w of this.store.workflows.values()) if (w.startKnown) first = Math.min(first, w.firstAt);
     for (const l of this.store.timeline.keys.values()) for (const h of l.holds) first = Math.min(first, h.from);
     return Math.min(3600000, Math.max(5000, (now - first) * 1.1));
   }
@@ -112,9 +111,12 @@ export class TimelineView {
       const st = shownStatus(wf);
       const end = Number.isFinite(wf.endedAt) ? wf.endedAt : (st === 'running' || st === 'queued' || st === 'stalled' ? now : wf.lastAt);
       text(4, y + 13, `${clip(wf.label)} · ${st}`, 'tl-label');
-      const bar = el('rect', { x: x(wf.firstAt), y: y + 3, width: Math.max(3, x(end) - x(wf.firstAt)), height: row - 6,
-        class: `tl-bar tl-${st}` });
-      bar.append(el('title', {}, `${wf.label}: ${st}`));
+      // A workflow known from a snapshot only started before the page saw it: its bar runs from the window's start,
+      // open on the left, rather than shrinking to a tick at its latest event.
+      const start = wf.startKnown ? wf.firstAt : from;
+      const bar = el('rect', { x: x(start), y: y + 3, width: Math.max(3, x(end) - x(start)), height: row - 6,
+        class: `tl-bar tl-${st}${wf.startKnown ? '' : ' tl-start-unknown'}` });
+      bar.append(el('title', {}, `${wf.label}: ${st}${wf.startKnown ? '' : ', started before this page connected'}`));
       this.svg.append(bar);
       if (st === 'failed' || st === 'stalled') problems.push(`${wf.label} ${st}`);
       y += row;

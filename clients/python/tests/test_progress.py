@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from syncverse_hub import Publisher, progress
+from syncverse_hub import InvalidEvent, Publisher, progress
 
 from test_publisher import entries
 
@@ -19,16 +19,16 @@ def test_progress_fields():
 
 
 @pytest.mark.parametrize("args,want", [
-    (dict(workflow=""), "workflow must be a non-empty string"),
-    (dict(workflow=7), "workflow must be a non-empty string"),
-    (dict(progress=40), "from 0 to 1 \\(a fraction: 0.4 for 40%\\), got 40"),
-    (dict(progress=-0.1), "from 0 to 1"),
-    (dict(progress=True), "from 0 to 1"),
-    (dict(progress=float("nan")), "from 0 to 1"),
-    (dict(progress="0.5"), "from 0 to 1"),
-    (dict(status="runing"), "status must be one of queued, running, succeeded, failed, cancelled, got 'runing'"),
-    (dict(eta_s=-1), "eta_s must be a number of seconds"),
-    (dict(step=3), "step must be a string"),
+    (dict(workflow=""), "workflow: empty \\(at least 1 character\\)"),
+    (dict(workflow=7), "workflow: 7 is a number, not a string"),
+    (dict(progress=40), "invalid progress data: progress: 40 is not between 0 and 1 \\(a fraction: 0.4 for 40%\\)"),
+    (dict(progress=-0.1), "progress: -0.1 is not between 0 and 1"),
+    (dict(progress=True), "progress: true is a boolean, not a number"),
+    (dict(progress=float("nan")), "progress: nan is not a finite number"),
+    (dict(progress="0.5"), 'progress: "0.5" is a string, not a number'),
+    (dict(status="runing"), 'status: "runing" is not one of queued, running, succeeded, failed, cancelled'),
+    (dict(eta_s=-1), "eta_s: -1 is less than 0"),
+    (dict(step=3), "step: 3 is a number, not a string"),
 ])
 def test_progress_refuses(args, want):
     args = {"workflow": "wf-1", **args}
@@ -43,5 +43,33 @@ def test_publisher_progress(rdb, prefix):
     [(i, f)] = entries(rdb, prefix, "p")
     assert (i, f["t"]) == (res.id, "progress")
     assert json.loads(f["d"]) == {"workflow": "wf-1", "step": "test", "progress": 0.8, "status": "running"}
-    with pytest.raises(ValueError, match="status"):
-        pub.progress("p", "wf-1", status="done")
+    res = pub.progress("p", "wf-1", status="done")  # validation="warn", the default: published, with a warning
+    assert res.warnings == ('status: "done" is not one of queued, running, succeeded, failed, cancelled',)
+
+
+def test_publisher_validation_modes(rdb, prefix, caplog):
+    """validation=warn publishes data its schema refuses and returns the problems, as the hub's POST /publish
+    answers them; strict refuses it and publishes nothing; off neither checks nor warns."""
+    bad = {"workflow": "wf-1", "progress": 40}
+    want = ("progress: 40 is not between 0 and 1",)
+
+    res = Publisher(rdb, prefix=prefix).publish("warn", "progress", bad)
+    assert res.id and res.warnings == want
+    assert "progress: 40 is not between 0 and 1 (validation: warn, published all the same)" in caplog.text
+    assert Publisher(rdb, prefix=prefix).publish("warn", None, {"workflow": "wf-1", "progress": 0.4}).warnings == ()
+    assert Publisher(rdb, prefix=prefix).publish("warn", "build-log", {"progress": 40}).warnings == ()
+    with Publisher(rdb, prefix=prefix).batch() as b:
+        b.progress("warn", "wf-1", progress=40)
+    assert b.results[0].warnings == want
+    assert len(entries(rdb, prefix, "warn")) == 4
+
+    with pytest.raises(InvalidEvent, match="publish to strict: progress data does not match docs/schemas/progress.json: "
+                                           "progress: 40 is not between 0 and 1"):
+        Publisher(rdb, prefix=prefix, validation="strict").progress("strict", "wf-1", progress=40)
+    assert entries(rdb, prefix, "strict") == []
+
+    caplog.clear()
+    assert Publisher(rdb, prefix=prefix, validation="off").publish("off", "progress", bad).warnings == ()
+    assert caplog.text == ""
+    with pytest.raises(ValueError, match="validation must be one of off, warn, strict, got 'loud'"):
+        Publisher(rdb, prefix=prefix, validation="loud")

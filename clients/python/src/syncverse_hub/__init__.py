@@ -9,8 +9,9 @@ here is stored, delivered live and replayed exactly like one published by the hu
 """
 from .progress import STATUSES, progress
 from .publisher import Batch, BatchError, Event, Publisher, PublishResult
+from .schema import VALIDATIONS, problems
 from .script import publish_script
 from .validate import RESERVED_TYPES, EventTooLarge, IdempotencyConflict, InvalidEvent
 
-__all__ = ["Batch", "BatchError", "Event", "EventTooLarge", "IdempotencyConflict", "InvalidEvent", "Publisher", "PublishResult",
-           "RESERVED_TYPES", "STATUSES", "progress", "publish_script"]
+__all__ = ["Batch", "BatchError", "Event", "EventTooLarge", "IdempotencyConflict", "InvalidEvent", "Publisher",
+           "PublishResult", "RESERVED_TYPES", "STATUSES", "VALIDATIONS", "problems", "progress", "publish_script"]

@@ -1,8 +1,7 @@
 """The data of a `progress` event, the one the hub's console draws (its schema: docs/schemas/progress.json; docs/subscribing.md, "The events the console understands")."""
-import math
-import numbers
+from .schema import STATUSES, problems
 
-STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+_FIELDS = ("title", "step", "progress", "status", "message", "agent", "eta_s")
 
 
 def progress(workflow, *, title=None, step=None, progress=None, status=None, message=None, agent=None, eta_s=None,
@@ -10,31 +9,27 @@ def progress(workflow, *, title=None, step=None, progress=None, status=None, mes
     """Return the data of a progress event: workflow is required, every other field is left out when None.
 
     progress is a fraction from 0 to 1 (0.4, not 40) and status one of STATUSES; a value the console would
-    misread raises ValueError here, where the mistake is made. extra fields are kept as given.
+    misread raises ValueError here, where the mistake is made, naming each problem as the hub does
+    ("progress: 40 is not between 0 and 1"). extra fields are kept as given. Publisher.progress builds the same
+    data but leaves the verdict to the publisher's validation (warn, by default, publishes and warns).
     """
-    if not isinstance(workflow, str) or not workflow:
-        raise ValueError(f"progress: workflow must be a non-empty string, got {workflow!r}")
-    data = {"workflow": workflow}
-    for name, value in (("title", title), ("step", step), ("message", message), ("agent", agent)):
-        if value is not None:
-            if not isinstance(value, str):
-                raise ValueError(f"progress: {name} must be a string, got {value!r}")
-            data[name] = value
-    if progress is not None:
-        if not _number(progress) or not 0 <= progress <= 1:
-            raise ValueError(f"progress: progress must be a number from 0 to 1 (a fraction: 0.4 for 40%), got {progress!r}")
-        data["progress"] = progress
-    if status is not None:
-        if status not in STATUSES:
-            raise ValueError(f"progress: status must be one of {', '.join(STATUSES)}, got {status!r}")
-        data["status"] = status
-    if eta_s is not None:
-        if not _number(eta_s) or eta_s < 0:
-            raise ValueError(f"progress: eta_s must be a number of seconds, at least 0, got {eta_s!r}")
-        data["eta_s"] = eta_s
-    data.update(extra)
+    data = build(workflow, title=title, step=step, progress=progress, status=status, message=message, agent=agent,
+                 eta_s=eta_s, **extra)
+    found = problems("progress", data)
+    if found:
+        hint = " (a fraction: 0.4 for 40%)" if any(p.startswith("progress:") for p in found) else ""
+        raise ValueError("invalid progress data: " + "; ".join(found) + hint)
     return data
 
 
-def _number(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+def build(workflow, **fields):
+    """The data of a progress event, unchecked: workflow, then every field that is not None."""
+    data = {"workflow": workflow}
+    for name in _FIELDS:
+        if fields.get(name) is not None:
+            data[name] = fields[name]
+    data.update({k: v for k, v in fields.items() if k not in _FIELDS})
+    return data
+
+
+__all__ = ["STATUSES", "build", "progress"]

@@ -1,12 +1,15 @@
 """Publisher: events to the hub through Redis, with the hub's publish script (the Python side of pubsub.Publisher)."""
 import datetime
+import json
+import logging
 import random
 import time
 from typing import Any, NamedTuple, Optional
 
 import redis
 
-from .progress import progress as progress_data
+from .progress import build as progress_data
+from .schema import check_validation, problems
 from .script import publish_script
 from .validate import (DEFAULT_MAX_EVENT_BYTES, DEFAULT_TYPE, MAX_IDEMPOTENCY_TTL, MAX_PUBLISHER_LEN, EventTooLarge,
                        IdempotencyConflict, InvalidEvent, check_key, check_topic, check_type, encode_data)
@@ -15,6 +18,9 @@ DEFAULT_PREFIX = "hub"             # redis.prefix
 DEFAULT_MAX_LEN = 10000            # history.max_len
 DEFAULT_IDEMPOTENCY_TTL = 600.0    # history.idempotency_ttl, seconds
 DEFAULT_RETRY_BUDGET = 5.0         # redis.publish_retry, seconds
+DEFAULT_VALIDATION = "warn"        # events.validation
+
+log = logging.getLogger("syncverse_hub")
 
 # The script's refusals (error replies "ERR <text>") and the error each is raised as, as pubsub's scriptRefusals.
 _REFUSALS = (
@@ -39,6 +45,7 @@ class PublishResult(NamedTuple):
     id: str                  # the event's stream id, <ms>-<seq>
     duplicate: bool = False  # the key had been seen: id is the first event's; nothing was stored or delivered now
     retries: int = 0         # attempts after the first
+    warnings: tuple = ()     # validation="warn": what docs/schemas says of the data; the event was published anyway
 
 
 class Event(NamedTuple):
@@ -75,12 +82,18 @@ class Publisher:
     one without a key is never retried, since it might be stored twice. publisher is the name this publisher's
     idempotency keys are kept under (as the hub keeps a token subject's): another publisher's key of the same name
     is another key. The empty name, the default, is shared by every publisher that gives none.
+
+    validation is the hub's events.validation for the data of progress events, held to docs/schemas/progress.json:
+    "warn" (the default, as the hub's) publishes data that does not match, returns the problems in
+    PublishResult.warnings ("progress: 40 is not between 0 and 1") and logs them on the "syncverse_hub" logger;
+    "strict" raises InvalidEvent naming them and publishes nothing; "off" checks nothing.
     """
 
     def __init__(self, client, *, prefix=DEFAULT_PREFIX, max_len=DEFAULT_MAX_LEN, max_age=None,
                  max_event_bytes=DEFAULT_MAX_EVENT_BYTES, idempotency_ttl=DEFAULT_IDEMPOTENCY_TTL,
-                 retry_budget=DEFAULT_RETRY_BUDGET, sharded=False, publisher=""):
+                 retry_budget=DEFAULT_RETRY_BUDGET, sharded=False, publisher="", validation=DEFAULT_VALIDATION):
         self.client = client
+        self.validation = check_validation(validation)
         self.prefix = prefix or DEFAULT_PREFIX
         self.max_len = int(max_len)
         self.max_age = None if max_age is None else _seconds(max_age)
@@ -107,11 +120,11 @@ class Publisher:
         type and data answers the first event's id with duplicate=True and stores nothing; with other type or data
         it raises IdempotencyConflict and stores nothing.
         """
-        keys, args = self._call(topic, type, data, idempotency_key)
+        keys, args, warnings = self._call(topic, type, data, idempotency_key)
         started, retries = time.monotonic(), 0
         while True:
             try:
-                return self._result(self._script(keys=keys, args=args), retries)
+                return self._result(self._script(keys=keys, args=args), retries)._replace(warnings=warnings)
             except _RETRYABLE:
                 if idempotency_key is None or self.retry_budget < 0:
                     raise
@@ -127,7 +140,8 @@ class Publisher:
                 raise refused from e
 
     def progress(self, topic, workflow, *, idempotency_key=None, **fields):
-        """Publish a progress event: progress(workflow, **fields) (see syncverse_hub.progress) on topic."""
+        """Publish a progress event of workflow and fields (see syncverse_hub.progress) on topic; the data is held to
+        its schema by the publisher's validation."""
         return self.publish(topic, "progress", progress_data(workflow, **fields), idempotency_key)
 
     def batch(self):
@@ -147,13 +161,14 @@ class Publisher:
         return b.send()
 
     def _call(self, topic, type, data, idempotency_key):
-        """Validate an event and return the script's KEYS and ARGV for it."""
+        """Validate an event and return the script's KEYS and ARGV for it, and the warnings about its data."""
         event_type = type or DEFAULT_TYPE
         check_topic(topic)
         check_type(event_type)
         raw = encode_data(data, self.max_event_bytes)
         if idempotency_key is not None:
             check_key(idempotency_key)
+        warnings = self._check(topic, event_type, raw)
         base = f"{self.prefix}:{{{topic}}}:"
         min_id = "" if self.max_age is None else str(int((time.time() - self.max_age) * 1000))
         keys = [base + "events", base + "state"]
@@ -162,7 +177,20 @@ class Publisher:
             who = self.publisher.replace("%", "%25").replace(":", "%3A")
             keys.append(base + "idem:" + who + ":" + idempotency_key)
             args += [self.idempotency_ttl_ms, self.publisher]
-        return keys, args
+        return keys, args, warnings
+
+    def _check(self, topic, event_type, raw):
+        """Hold the data to its type's schema: the warnings in mode warn (logged), InvalidEvent in mode strict."""
+        if self.validation == "off" or event_type != "progress":  # the one type with a schema here
+            return ()
+        found = tuple(problems(event_type, json.loads(raw)))
+        if not found:
+            return ()
+        what = f"{event_type} data does not match docs/schemas/{event_type}.json: {'; '.join(found)}"
+        if self.validation == "strict":
+            raise InvalidEvent(f"publish to {topic}: {what}")
+        log.warning("publish to %s: %s (validation: warn, published all the same)", topic, what)
+        return found
 
     @staticmethod
     def _result(reply, retries=0):
@@ -188,7 +216,8 @@ class Batch:
         """Add an event; return its index in results."""
         if self.results is not None:
             raise RuntimeError("batch already sent")
-        self._calls.append((topic, self._pub._call(topic, type, data, idempotency_key)))
+        keys, args, warnings = self._pub._call(topic, type, data, idempotency_key)
+        self._calls.append((topic, (keys, args), warnings))
         return len(self._calls) - 1
 
     def progress(self, topic, workflow, *, idempotency_key=None, **fields):
@@ -202,18 +231,18 @@ class Batch:
             self.results = []
             return self.results
         pipe = self._pub.client.pipeline(transaction=False)
-        for _, (keys, args) in self._calls:
+        for _, (keys, args), _ in self._calls:
             self._pub._script(keys=keys, args=args, client=pipe)
         replies = pipe.execute(raise_on_error=False)
         results = []
-        for (topic, _), reply in zip(self._calls, replies):
+        for (topic, _, warnings), reply in zip(self._calls, replies):
             if isinstance(reply, redis.exceptions.ResponseError):
                 results.append(_refusal(topic, reply))
             elif isinstance(reply, Exception):
                 results.append(reply)
             else:
                 try:
-                    results.append(Publisher._result(reply))
+                    results.append(Publisher._result(reply)._replace(warnings=warnings))
                 except redis.exceptions.ResponseError as e:
                     results.append(e)
         self.results = results
