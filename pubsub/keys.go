@@ -42,3 +42,6 @@ func (k Keys) TopicOf(name, suffix string) (string, bool) {
 func (k Keys) Idempotency(topic, key string) string {
 	return k.prefix() + ":{" + topic + "}:idem:" + key
 }
+
+// Presence is the key of the topic's presence hash: one field per hub that has watchers of the topic.
+func (k Keys) Presence(topic string) string { return k.prefix() + ":{" + topic + "}:presence" }

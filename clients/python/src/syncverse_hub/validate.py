@@ -7,8 +7,8 @@ MAX_TYPE_LEN = 64
 MAX_KEY_LEN = 255
 DEFAULT_TYPE = "progress"
 DEFAULT_MAX_EVENT_BYTES = 64 << 10  # limits.max_event_bytes
-# The hub's own event types: its SSE control frames (reset, auth-expired) and its workflow-health verdicts (health).
-RESERVED_TYPES = ("reset", "auth-expired", "health")
+# The hub's own event types: its SSE control frames (reset, auth-expired, presence) and its workflow-health verdicts (health).
+RESERVED_TYPES = ("reset", "auth-expired", "presence", "health")
 # How deeply the script's JSON decoder (Redis's cjson) nests arrays and objects.
 MAX_JSON_DEPTH = 1000
 
