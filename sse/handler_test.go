@@ -313,11 +313,11 @@ func TestEventsAuthorize(t *testing.T) {
 			asked  []string
 		)
 		set := func(u time.Time, err error) { mu.Lock(); until, denied = u, err; mu.Unlock() }
-		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: func(r *http.Request, topics []string) (time.Time, error) {
+		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: func(r *http.Request, topics []string) (Access, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = topics
-			return until, denied
+			return Access{Until: until}, denied
 		}})
 		for _, c := range []struct {
 			err    error

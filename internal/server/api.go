@@ -41,6 +41,7 @@ type api struct {
 	sec           *Security
 	obs           *observer
 	check         *eventschema.Checker
+	presenceOf    PresenceReader // nil: presence is off
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
