@@ -75,7 +75,9 @@ func matchAny(patterns []string, topic string) bool {
 func (g Grant) CanSubscribe(topic string) bool { return matchAny(g.Subscribe, topic) }
 
 // CanSeePresence reports whether the grant lets its holder see who watches topic (subscribe is needed too).
-func (g Grant) CanSeePresence(topic string) bool { return g.CanSubscribe(topic) && matchAny(g.Presence, topic) }
+func (g Grant) CanSeePresence(topic string) bool {
+	return g.CanSubscribe(topic) && matchAny(g.Presence, topic)
+}
 
 // CanPublish reports whether the grant lets its holder write topic.
 func (g Grant) CanPublish(topic string) bool { return matchAny(g.Publish, topic) }
