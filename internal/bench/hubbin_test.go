@@ -8,7 +8,7 @@ import (
 
 // hubBinary builds the hub (without -race, as it is deployed) into the test's directory, after skipping the test
 // when one of tools is not installed; the scenario tests run the bench against it.
-func hubBinary(t *testing.T, tools ...string) string {
+func hubBinary(t testing.TB, tools ...string) string {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
