@@ -125,7 +125,8 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 	return res, err
 }
 
-// openPresenceStreams opens s.Streams raw HTTP/1.1 streams, stream i on topic i%Topics through hub i%Hubs, and
+// openPresenceStreams opens s.Streams raw HTTP/1.1 streams, stream i on topic i%Topics through hub (i/Topics)%Hubs
+// (so a topic's streams spread over the hubs: the most entries a load can make), and
 // returns once each has its 200; the connections stay open, unread past the headers (the hub's heartbeats fit in
 // the socket buffers for the length of a run).
 func openPresenceStreams(ctx context.Context, s PresenceSpec, hubs []*chaos.Hub) ([]net.Conn, error) {
@@ -139,7 +140,7 @@ func openPresenceStreams(ctx context.Context, s PresenceSpec, hubs []*chaos.Hub)
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			h := hubs[i%len(hubs)]
+			h := hubs[(i/s.Topics)%len(hubs)]
 			c, err := d.DialContext(ctx, "tcp", h.Addr)
 			if err == nil {
 				conns[i] = c
