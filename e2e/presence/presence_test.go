@@ -51,10 +51,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func startHub(t *testing.T, rs *redistest.Server, prefix string) *chaos.Hub {
+func startHub(t *testing.T, rs *redistest.Server, prefix string, extra ...string) *chaos.Hub {
 	t.Helper()
-	h, err := chaos.StartHub(hubBin, "127.0.0.1:0", []string{
-		"HUB_REDIS_URL=redis://" + rs.Addr + "/0",
+	return startHubOn(t, "redis://"+rs.Addr+"/0", prefix, extra...)
+}
+
+func startHubOn(t *testing.T, redisURL, prefix string, extra ...string) *chaos.Hub {
+	t.Helper()
+	h, err := chaos.StartHub(hubBin, "127.0.0.1:0", append([]string{
+		"HUB_REDIS_URL=" + redisURL,
 		"HUB_REDIS_PREFIX=" + prefix,
 		"HUB_AUTH_HMAC_SECRET=" + tokentest.Secret,
 		"HUB_AUTH_ANONYMOUS=true",
@@ -64,7 +69,7 @@ func startHub(t *testing.T, rs *redistest.Server, prefix string) *chaos.Hub {
 		"HUB_SSE_HEARTBEAT=500ms",
 		"HUB_SHUTDOWN_TIMEOUT=3s",
 		"HUB_LOG_LEVEL=warn",
-	}, 20*time.Second)
+	}, extra...), 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +194,30 @@ func TestPresenceAcrossTwoHubs(t *testing.T) {
 	})
 }
 
+// TestPresenceOnACluster: on a Redis Cluster with sharded pub/sub, each topic's presence hash sits in the topic's
+// slot and two hubs see each other's watchers.
+func TestPresenceOnACluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3, 0, 2*time.Second)
+	prefix := redistest.Prefix(t)
+	h1 := startHubOn(t, cluster.URL(), prefix, "HUB_REDIS_SHARDED_PUBSUB=true")
+	h2 := startHubOn(t, cluster.URL(), prefix, "HUB_REDIS_SHARDED_PUBSUB=true")
+	grant := auth.Grant{Subscribe: []string{"*"}, Presence: []string{"*"}}
+	viewer := token(t, "carol", grant)
+	for i, topic := range []string{"room.a", "room.b", "room.c"} { // slots on different masters, most likely
+		stream(t, h1.URL, token(t, "alice", grant), nil, topic)
+		stream(t, h2.URL, token(t, "bob", grant), nil, topic)
+		testutil.Eventually(t, interval+slack, fmt.Sprintf("topic %d: both hubs report alice and bob", i), func() bool {
+			for _, h := range []*chaos.Hub{h1, h2} {
+				a := presenceOf(t, h.URL, topic, viewer)
+				if a.Count != 2 || a.Hubs != 2 || !slices.Equal(a.Users, []string{"alice", "bob"}) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
 // TestPresenceFrames: a stream opened with presence=1 gets event: presence frames, without an id, as the topic's
 // watchers change (on another hub too); names only with the presence grant.
 func TestPresenceFrames(t *testing.T) {
@@ -243,4 +272,29 @@ func asStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// TestPresenceNamesStopAtMaxUsers: past presence.max_users the names are cut, the answer says truncated, and the
+// hub counts the entries it wrote cut short; the count still has every stream.
+func TestPresenceNamesStopAtMaxUsers(t *testing.T) {
+	rs := redistest.StartReal(t, redistest.Options{})
+	prefix := redistest.Prefix(t)
+	h1 := startHub(t, rs, prefix, "HUB_PRESENCE_MAX_USERS=2")
+	h2 := startHub(t, rs, prefix, "HUB_PRESENCE_MAX_USERS=2")
+	grant := auth.Grant{Subscribe: []string{"room"}, Presence: []string{"room"}}
+	for _, u := range []string{"u1", "u2", "u3", "u4"} {
+		stream(t, h1.URL, token(t, u, grant), nil, "room")
+	}
+	viewer := token(t, "carol", grant)
+	testutil.Eventually(t, interval+slack, "hub 2 sees 4 streams, 2 names, truncated", func() bool {
+		a := presenceOf(t, h2.URL, "room", viewer)
+		return a.Count == 4 && len(a.Users) == 2 && a.Truncated
+	})
+	m, err := h1.Metrics(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["hub_presence_entries_truncated_total"] < 1 {
+		t.Errorf("hub_presence_entries_truncated_total = %v, want at least 1", m["hub_presence_entries_truncated_total"])
+	}
 }
