@@ -22,8 +22,8 @@ type PresenceEntry struct {
 
 // PresenceStore keeps every hub's entries (Redis, owned by package pubsub). Its methods are safe for concurrent use.
 type PresenceStore interface {
-	// PutPresence writes e as e.Hub's entry for topic.
-	PutPresence(ctx context.Context, topic string, e PresenceEntry) error
+	// PutPresence writes each entry (by topic) as its hub's, in one round trip.
+	PutPresence(ctx context.Context, entries map[string]PresenceEntry) error
 	// DropPresence removes hubID's entry for topic.
 	DropPresence(ctx context.Context, topic, hubID string) error
 	// ReadPresence returns topic's entries whose deadline has not passed (and may delete the others).
@@ -145,28 +145,49 @@ func (p *Presence) Run(ctx context.Context) error {
 	}
 }
 
-// write brings this hub's entries of topics up to date: written for a watched topic, removed for one nobody here
-// watches any more.
+// write brings this hub's entries of topics up to date: written for a watched topic (putBatch at a time, one round
+// trip each), removed for one nobody here watches any more.
 func (p *Presence) write(ctx context.Context, topics []string) {
 	deadline := time.Now().Add(p.cfg.Expiry)
-	for _, t := range topics {
-		w := p.h.Watchers(t, p.cfg.MaxUsers)
-		var err error
-		switch {
-		case w.Count > 0:
-			err = p.store.PutPresence(ctx, t, PresenceEntry{Hub: p.cfg.Hub, Count: w.Count, Users: w.Users,
-				Truncated: w.Truncated, Deadline: deadline})
-			if err == nil {
+	puts := make(map[string]PresenceEntry, min(len(topics), putBatch))
+	flush := func() {
+		if len(puts) == 0 {
+			return
+		}
+		if err := p.store.PutPresence(ctx, puts); err != nil {
+			p.warn(ctx, err, "")
+		} else {
+			for t := range puts {
 				p.written[t] = true
 			}
+		}
+		clear(puts)
+	}
+	for _, t := range topics {
+		w := p.h.Watchers(t, p.cfg.MaxUsers)
+		switch {
+		case w.Count > 0:
+			puts[t] = PresenceEntry{Hub: p.cfg.Hub, Count: w.Count, Users: w.Users, Truncated: w.Truncated, Deadline: deadline}
+			if len(puts) == putBatch {
+				flush()
+			}
 		case p.written[t]:
-			if err = p.store.DropPresence(ctx, t, p.cfg.Hub); err == nil {
+			if err := p.store.DropPresence(ctx, t, p.cfg.Hub); err != nil {
+				p.warn(ctx, err, t)
+			} else {
 				delete(p.written, t)
 			}
 		}
-		if err != nil && ctx.Err() == nil {
-			p.cfg.Logger.Warn().Err(err).Str("topic", t).Msg("presence: entry not written; the next interval retries")
-		}
+	}
+	flush()
+}
+
+// putBatch is how many entries one round trip writes.
+const putBatch = 500
+
+func (p *Presence) warn(ctx context.Context, err error, topic string) {
+	if ctx.Err() == nil {
+		p.cfg.Logger.Warn().Err(err).Str("topic", topic).Msg("presence: entries not written; the next interval retries")
 	}
 }
 

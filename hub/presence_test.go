@@ -23,14 +23,16 @@ func newPresenceStore() *presenceStore {
 	return &presenceStore{entries: map[string]map[string]PresenceEntry{}, puts: map[string]int{}, drops: map[string]int{}}
 }
 
-func (s *presenceStore) PutPresence(_ context.Context, topic string, e PresenceEntry) error {
+func (s *presenceStore) PutPresence(_ context.Context, entries map[string]PresenceEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.entries[topic] == nil {
-		s.entries[topic] = map[string]PresenceEntry{}
+	for topic, e := range entries {
+		if s.entries[topic] == nil {
+			s.entries[topic] = map[string]PresenceEntry{}
+		}
+		s.entries[topic][e.Hub] = e
+		s.puts[topic]++
 	}
-	s.entries[topic][e.Hub] = e
-	s.puts[topic]++
 	return nil
 }
 
@@ -167,10 +169,10 @@ func TestPresenceRefreshesEveryInterval(t *testing.T) {
 func TestPresenceTotalAddsHubsAndFramesFollowChanges(t *testing.T) {
 	h := New(newFakeStore(), Config{})
 	st := newPresenceStore()
-	_ = st.PutPresence(context.Background(), "t", PresenceEntry{Hub: "h2", Count: 2, Users: []string{"alice", "bob"},
-		Deadline: time.Now().Add(time.Hour)})
-	_ = st.PutPresence(context.Background(), "t", PresenceEntry{Hub: "dead", Count: 7, Users: []string{"carol"},
-		Deadline: time.Now().Add(-time.Second)})
+	_ = st.PutPresence(context.Background(), map[string]PresenceEntry{"t": {Hub: "h2", Count: 2, Users: []string{"alice", "bob"},
+		Deadline: time.Now().Add(time.Hour)}})
+	_ = st.PutPresence(context.Background(), map[string]PresenceEntry{"t": {Hub: "dead", Count: 7, Users: []string{"carol"},
+		Deadline: time.Now().Add(-time.Second)}})
 	p := runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: time.Hour, Frames: 50 * time.Millisecond})
 	all := func(string) bool { return true }
 	seer := subscribeAs(t, h, Viewer{User: "alice", Frames: true, SeeUsers: all}, "t")

@@ -44,34 +44,39 @@ type entryJSON struct {
 	Until     int64    `json:"until"`
 }
 
-// PutPresence writes e as its hub's field (HSET). The hash's own expiry is pushed back to twice the entry expiry only
-// when it was last pushed back an expiry ago or more (PEXPIRE), which keeps it past every live entry's deadline for a
-// third of the commands.
-func (p *Presence) PutPresence(ctx context.Context, topic string, e hub.PresenceEntry) error {
-	v, _ := json.Marshal(entryJSON{Count: e.Count, Users: e.Users, Truncated: e.Truncated, Until: e.Deadline.UnixMilli()})
-	key := p.keys.Presence(topic)
+// PutPresence writes each entry as its hub's field of its topic's hash (HSET), all in one pipeline. A hash's own
+// expiry is pushed back to four entry expiries only when this hub last pushed it back three expiries ago or more
+// (PEXPIRE), which keeps it past every live entry's deadline for a ninth of the HSETs with the default timers.
+func (p *Presence) PutPresence(ctx context.Context, entries map[string]hub.PresenceEntry) error {
 	now := time.Now()
-	p.mu.Lock()
-	extend := now.Sub(p.extended[topic]) >= p.expiry
-	p.mu.Unlock()
+	var extend []string
 	pipe := p.rdb.Pipeline()
-	pipe.HSet(ctx, key, e.Hub, v)
-	p.m.commands[cmdHSet].Inc()
-	if extend {
-		pipe.PExpire(ctx, key, 2*p.expiry)
-		p.m.commands[cmdPExpire].Inc()
+	p.mu.Lock()
+	for topic, e := range entries {
+		v, _ := json.Marshal(entryJSON{Count: e.Count, Users: e.Users, Truncated: e.Truncated, Until: e.Deadline.UnixMilli()})
+		key := p.keys.Presence(topic)
+		pipe.HSet(ctx, key, e.Hub, v)
+		if now.Sub(p.extended[topic]) >= 3*p.expiry {
+			pipe.PExpire(ctx, key, 4*p.expiry)
+			extend = append(extend, topic)
+		}
 	}
+	p.mu.Unlock()
+	p.m.commands[cmdHSet].Add(float64(len(entries)))
+	p.m.commands[cmdPExpire].Add(float64(len(extend)))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
-	if extend {
-		p.mu.Lock()
-		p.extended[topic] = now
-		p.mu.Unlock()
+	p.mu.Lock()
+	for _, t := range extend {
+		p.extended[t] = now
 	}
-	p.m.written.Inc()
-	if e.Truncated {
-		p.m.truncated.Inc()
+	p.mu.Unlock()
+	p.m.written.Add(float64(len(entries)))
+	for _, e := range entries {
+		if e.Truncated {
+			p.m.truncated.Inc()
+		}
 	}
 	return nil
 }
