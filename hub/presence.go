@@ -47,6 +47,9 @@ type PresenceConfig struct {
 	MaxUsers int           // users named per entry and per total (default 100)
 	Debounce time.Duration // a change is written this long after it, with the changes that follow (default 250ms)
 	Frames   time.Duration // presence frames go out at most this often per topic (default 1s)
+	// Reread is how often frames re-read a topic's other hubs when nothing changed on this hub (default 2s): the
+	// store read per framed topic, and how late another hub's change may reach this hub's frames.
+	Reread time.Duration
 	Logger   zerolog.Logger
 }
 
@@ -66,6 +69,9 @@ func (c PresenceConfig) withDefaults() PresenceConfig {
 	if c.Frames <= 0 {
 		c.Frames = DefaultPresenceFrames
 	}
+	if c.Reread <= 0 {
+		c.Reread = 2 * c.Frames
+	}
 	return c
 }
 
@@ -76,19 +82,21 @@ type Presence struct {
 	store PresenceStore
 	cfg   PresenceConfig
 
-	mu    sync.Mutex
-	dirty map[string]struct{}
-	kick  chan struct{}
+	mu      sync.Mutex
+	dirty   map[string]struct{}
+	touched map[string]struct{} // changed here since the last frames round
+	kick    chan struct{}
 
 	// owned by Run
 	written map[string]bool   // topics with an entry of ours in the store
-	sent    map[string][]byte // the last full frame per framed topic
+	sent    map[string][]byte    // the last full frame per framed topic
+	readAt  map[string]time.Time // when each framed topic's total was last read
 }
 
 // NewPresence returns the presence of h's topics; it follows h's watchers from now on. Call Run.
 func NewPresence(h *Hub, store PresenceStore, cfg PresenceConfig) *Presence {
-	p := &Presence{h: h, store: store, cfg: cfg.withDefaults(), dirty: map[string]struct{}{}, kick: make(chan struct{}, 1),
-		written: map[string]bool{}, sent: map[string][]byte{}}
+	p := &Presence{h: h, store: store, cfg: cfg.withDefaults(), dirty: map[string]struct{}{}, touched: map[string]struct{}{},
+		kick: make(chan struct{}, 1), written: map[string]bool{}, sent: map[string][]byte{}, readAt: map[string]time.Time{}}
 	h.OnWatchers(p.changed)
 	return p
 }
@@ -97,6 +105,7 @@ func NewPresence(h *Hub, store PresenceStore, cfg PresenceConfig) *Presence {
 func (p *Presence) changed(topic string) {
 	p.mu.Lock()
 	p.dirty[topic] = struct{}{}
+	p.touched[topic] = struct{}{}
 	p.mu.Unlock()
 	select {
 	case p.kick <- struct{}{}:
@@ -256,11 +265,25 @@ type countedJSON struct {
 }
 
 // frames sends a presence frame for each topic some stream here asked frames of, when its total changed since the
-// last one: the full total to viewers who may see users, the count to the others when that changed.
+// last one: the full total to viewers who may see users, the count to the others when that changed. A topic is read
+// again when its watchers here changed, else once per Reread.
 func (p *Presence) frames(ctx context.Context) {
 	_, framed := p.h.WatchedTopics()
+	p.mu.Lock()
+	touched := p.touched
+	p.touched = map[string]struct{}{}
+	p.mu.Unlock()
+	now := time.Now()
 	keep := make(map[string][]byte, len(framed))
+	reads := make(map[string]time.Time, len(framed))
 	for _, topic := range framed {
+		last, seen := p.sent[topic]
+		_, changed := touched[topic]
+		if at := p.readAt[topic]; seen && !changed && now.Sub(at) < p.cfg.Reread {
+			keep[topic], reads[topic] = last, at
+			continue
+		}
+		reads[topic] = now
 		tot, err := p.Total(ctx, topic)
 		if err != nil {
 			if last, ok := p.sent[topic]; ok {
@@ -270,18 +293,17 @@ func (p *Presence) frames(ctx context.Context) {
 		}
 		full, _ := json.Marshal(tot)
 		keep[topic] = full
-		last, ok := p.sent[topic]
-		if ok && string(last) == string(full) {
+		if seen && string(last) == string(full) {
 			continue
 		}
 		var counted *Event
-		if !ok || countOf(last) != [2]int{tot.Count, tot.Hubs} {
+		if !seen || countOf(last) != [2]int{tot.Count, tot.Hubs} {
 			data, _ := json.Marshal(countedJSON{Topic: topic, Count: tot.Count, Hubs: tot.Hubs})
 			counted = &Event{Topic: topic, Type: PresenceType, Data: data, Source: SourceEphemeral}
 		}
 		p.h.Notify(topic, &Event{Topic: topic, Type: PresenceType, Data: full, Source: SourceEphemeral}, counted)
 	}
-	p.sent = keep
+	p.sent, p.readAt = keep, reads
 }
 
 func countOf(full []byte) [2]int {
