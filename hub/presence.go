@@ -50,7 +50,7 @@ type PresenceConfig struct {
 	// Reread is how often frames re-read a topic's other hubs when nothing changed on this hub (default 2s): the
 	// store read per framed topic, and how late another hub's change may reach this hub's frames.
 	Reread time.Duration
-	Logger   zerolog.Logger
+	Logger zerolog.Logger
 }
 
 func (c PresenceConfig) withDefaults() PresenceConfig {
@@ -88,7 +88,7 @@ type Presence struct {
 	kick    chan struct{}
 
 	// owned by Run
-	written map[string]bool   // topics with an entry of ours in the store
+	written map[string]bool      // topics with an entry of ours in the store
 	sent    map[string][]byte    // the last full frame per framed topic
 	readAt  map[string]time.Time // when each framed topic's total was last read
 }
