@@ -10,12 +10,11 @@ export class WatchersView {
     /** @type {Map<string, {count:number, hubs:number, users?:string[], truncated?:boolean}>} */
     this.byTopic = new Map();
     this.drawn = '';
-    root.addEventListener('keydown', (ev) => {
-      if (ev.key === 'Escape' && ev.target instanceof HTMLElement && ev.target.classList.contains('watchers')) {
-        ev.target.classList.add('tip-hidden');
-      }
-    });
-    root.addEventListener('focusout', (ev) => ev.target instanceof HTMLElement && ev.target.classList.remove('tip-hidden'));
+    // The tooltip follows focus through a class (tip-open), so it shows whenever the count has focus.
+    const isCount = (el) => el instanceof HTMLElement && el.classList.contains('watchers');
+    root.addEventListener('focusin', (ev) => { if (isCount(ev.target)) ev.target.classList.add('tip-open'); });
+    root.addEventListener('focusout', (ev) => { if (isCount(ev.target)) ev.target.classList.remove('tip-open', 'tip-hidden'); });
+    root.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && isCount(ev.target)) ev.target.classList.add('tip-hidden'); });
   }
 
   /** A presence frame. */
@@ -48,7 +47,7 @@ export class WatchersView {
       tip.textContent = describe(p);
       item.append(tip);
       this.root.append(item);
-      if (topic === focused) item.focus();
+      if (topic === focused) { item.focus(); item.classList.add('tip-open'); }
     });
   }
 }
