@@ -218,6 +218,26 @@ func TestPresenceOnACluster(t *testing.T) {
 	}
 }
 
+// TestPresenceBehindSentinel: two hubs on redis+sentinel:// see each other's watchers.
+func TestPresenceBehindSentinel(t *testing.T) {
+	sentinel := redistest.StartSentinel(t, 5*time.Second)
+	prefix := redistest.Prefix(t)
+	h1, h2 := startHubOn(t, sentinel.URL(), prefix), startHubOn(t, sentinel.URL(), prefix)
+	grant := auth.Grant{Subscribe: []string{"room"}, Presence: []string{"room"}}
+	stream(t, h1.URL, token(t, "alice", grant), nil, "room")
+	stream(t, h2.URL, token(t, "bob", grant), nil, "room")
+	viewer := token(t, "carol", grant)
+	testutil.Eventually(t, interval+slack, "both hubs report alice and bob", func() bool {
+		for _, h := range []*chaos.Hub{h1, h2} {
+			a := presenceOf(t, h.URL, "room", viewer)
+			if a.Count != 2 || a.Hubs != 2 || !slices.Equal(a.Users, []string{"alice", "bob"}) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // TestPresenceFrames: a stream opened with presence=1 gets event: presence frames, without an id, as the topic's
 // watchers change (on another hub too); names only with the presence grant.
 func TestPresenceFrames(t *testing.T) {
