@@ -38,6 +38,7 @@ func TestEventsRejectsBadRequests(t *testing.T) {
 			{"too many topics", "GET", "topic=a&topic=b&topic=c", "", 400, "too many topics"},
 			{"bad cursor header", "GET", "topic=a", "yesterday", 400, "Last-Event-ID"},
 			{"bad cursor query", "GET", "topic=a&last_event_id=1-x", "", 400, "Last-Event-ID"},
+			{"bad presence", "GET", "topic=a&presence=yes", "", 400, "presence must be 1 or 0"},
 			{"bare id for two topics", "GET", "topic=a&topic=b", "1-0", 400, "Last-Event-ID"},
 			{"cursor too long", "GET", "topic=a", "a=" + strings.Repeat("1", 70) + "-0", 400, "longer than 64"},
 			{"cursor names a bad topic", "GET", "topic=a", "a*=1-0", 400, "Last-Event-ID"},
