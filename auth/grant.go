@@ -7,12 +7,14 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-// Grant is what a token allows, read from its "hub" claim: {"subscribe": [...], "publish": [...]}. Each entry is a
-// topic, a prefix pattern ending in '*' ("project.*" covers every topic that starts with "project."), or "*" alone
-// for every topic. Publishing does not imply subscribing, nor the reverse.
+// Grant is what a token allows, read from its "hub" claim: {"subscribe": [...], "publish": [...], "presence": [...]}.
+// Each entry is a topic, a prefix pattern ending in '*' ("project.*" covers every topic that starts with "project."),
+// or "*" alone for every topic. Publishing does not imply subscribing, nor the reverse. Presence names the topics
+// whose watchers' identities the holder may see (it still needs subscribe to ask); without it, counts only.
 type Grant struct {
 	Subscribe []string `json:"subscribe,omitempty"`
 	Publish   []string `json:"publish,omitempty"`
+	Presence  []string `json:"presence,omitempty"`
 }
 
 // Validate checks every entry, so a token with a malformed grant is refused as a whole.
@@ -27,11 +29,21 @@ func (g Grant) Validate() error {
 			return fmt.Errorf("hub.publish[%d]: %w", i, err)
 		}
 	}
+	for i, p := range g.Presence {
+		if err := hub.ValidatePattern(p); err != nil {
+			return fmt.Errorf("hub.presence[%d]: %w", i, err)
+		}
+	}
 	return nil
 }
 
 // CanSubscribe reports whether the grant lets its holder read topic.
 func (g Grant) CanSubscribe(topic string) bool { return hub.MatchAny(g.Subscribe, topic) }
+
+// CanSeePresence reports whether the grant lets its holder see who watches topic (subscribe is needed too).
+func (g Grant) CanSeePresence(topic string) bool {
+	return g.CanSubscribe(topic) && hub.MatchAny(g.Presence, topic)
+}
 
 // CanPublish reports whether the grant lets its holder write topic.
 func (g Grant) CanPublish(topic string) bool { return hub.MatchAny(g.Publish, topic) }

@@ -42,7 +42,7 @@ func (m roleMap) grant(raw string, own Grant) (Grant, error) {
 	if err != nil {
 		return Grant{}, refuse(ReasonBadToken, "invalid token: "+err.Error())
 	}
-	g := Grant{Subscribe: slices.Clone(own.Subscribe), Publish: slices.Clone(own.Publish)}
+	g := Grant{Subscribe: slices.Clone(own.Subscribe), Publish: slices.Clone(own.Publish), Presence: slices.Clone(own.Presence)}
 	for _, n := range names {
 		r, ok := m.roles[n]
 		if !ok {
@@ -50,6 +50,7 @@ func (m roleMap) grant(raw string, own Grant) (Grant, error) {
 		}
 		g.Subscribe = union(g.Subscribe, r.Subscribe)
 		g.Publish = union(g.Publish, r.Publish)
+		g.Presence = union(g.Presence, r.Presence)
 	}
 	return g, nil
 }

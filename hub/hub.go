@@ -81,11 +81,14 @@ type Hub struct {
 	closed bool
 	// live mirrors topics for Broadcast, which looks a topic up without taking mu; it is written under mu.
 	live sync.Map
+	// watching is told of every topic whose watchers changed (see OnWatchers); it runs under mu.
+	watching atomic.Pointer[func(topic string)]
 }
 
 type topic struct {
 	subs  atomic.Pointer[subSet] // copy-on-write: Broadcast reads without a lock
 	ready <-chan struct{}
+	w     watchers // guarded by Hub.mu
 }
 
 // New returns a hub that follows topics in store on demand.
@@ -99,7 +102,14 @@ func (h *Hub) Metrics() *Metrics { return h.cfg.Metrics }
 // Subscribe registers a subscription to topics (validated by the caller, without duplicates). Events broadcast from
 // now on are queued for it; call Start to replay what it missed and hand over to live delivery, and Close when done.
 func (h *Hub) Subscribe(topics []string) (*Subscription, error) {
+	return h.SubscribeAs(topics, Viewer{})
+}
+
+// SubscribeAs is Subscribe for a viewer whose identity presence counts (and names, unless anonymous), and who may ask
+// for presence frames.
+func (h *Hub) SubscribeAs(topics []string, v Viewer) (*Subscription, error) {
 	s := newSubscription(h, topics, h.cfg.ClientBuffer)
+	s.viewer = v
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -115,6 +125,8 @@ func (h *Hub) Subscribe(topics []string) (*Subscription, error) {
 		}
 		t.subs.Store(t.subs.Load().with(s))
 		s.pos[i].ready = t.ready
+		t.w.join(v)
+		h.watchersChanged(name)
 	}
 	h.cfg.Metrics.subscriptions.Inc()
 	return s, nil
@@ -133,12 +145,14 @@ func (h *Hub) remove(s *Subscription) {
 		if !ok {
 			continue
 		}
+		t.w.leave(s.viewer)
 		if next.n == 0 {
 			delete(h.topics, name)
 			h.live.Delete(name)
 			h.store.Unfollow(name)
 		}
 		t.subs.Store(next)
+		h.watchersChanged(name)
 	}
 	h.cfg.Metrics.subscriptions.Dec()
 }

@@ -41,6 +41,7 @@ type Subscription struct {
 	q      queue
 	state  atomic.Int32
 	pos    []position // per topic, same order as topics; owned by the consumer
+	viewer Viewer     // fixed at Subscribe
 
 	endOnce sync.Once
 	done    chan struct{}

@@ -197,7 +197,7 @@ func describeDrop(reason string) string {
 	case dropBadType:
 		return "invalid event type"
 	case dropReserved:
-		return "stored event of a type only the hub sends (reset, auth-expired)"
+		return "stored event of a type only the hub sends (reset, auth-expired, presence)"
 	case dropBadEnvelope:
 		return "envelope with a malformed id or prev"
 	default:

@@ -46,3 +46,6 @@ func (k Keys) Idempotency(topic, publisher, key string) string {
 }
 
 var publisherEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
+
+// Presence is the key of the topic's presence hash: one field per hub that has watchers of the topic.
+func (k Keys) Presence(topic string) string { return k.prefix() + ":{" + topic + "}:presence" }

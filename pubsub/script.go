@@ -16,7 +16,7 @@ import (
 //	KEYS[3]  optional: the idempotency record <prefix>:{<topic>}:idem:<publisher>:<key>, key 1-255 of visible
 //	         ASCII, publisher as ARGV[8] with "%" written "%25" and ":" written "%3A"
 //	ARGV[1]  the topic's channel  <prefix>:{<topic>}:live
-//	ARGV[2]  type                 1-64 of [a-z0-9._-], not reset, auth-expired or health (the hub's own)
+//	ARGV[2]  type                 1-64 of [a-z0-9._-], not reset, auth-expired, presence or health (the hub's own)
 //	ARGV[3]  data                 one JSON value
 //	ARGV[4]  history.max_len      trim with MAXLEN ~
 //	ARGV[5]  max event bytes      refuse larger data

@@ -22,12 +22,12 @@ var (
 	ErrConflict = errors.New("idempotency key reused with other content")
 )
 
-// ReservedTypes are the hub's own event types: the SSE control frames (reset, auth-expired) and the workflow-health
-// verdicts (health). Every publisher refuses them, so no stored event can pose as one.
-var ReservedTypes = []string{"reset", "auth-expired", "health"}
+// ReservedTypes are the hub's own event types: the SSE control frames (reset, auth-expired, presence) and the
+// workflow-health verdicts (health). Every publisher refuses them, so no stored event can pose as one.
+var ReservedTypes = []string{"reset", "auth-expired", hub.PresenceType, "health"}
 
 // controlTypes are the reserved types the hub only ever sends without an id; a stored event of one is never delivered.
-func controlType(t string) bool { return t == "reset" || t == "auth-expired" }
+func controlType(t string) bool { return t == "reset" || t == "auth-expired" || t == hub.PresenceType }
 
 // MaxKeyLen is the longest idempotency key: 1 to 255 characters of visible ASCII.
 const MaxKeyLen = 255

@@ -14,7 +14,7 @@ import (
 
 func nested(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
 
-// TestPublishRefusesReservedTypes: reset, auth-expired and health are the hub's own; the Publisher refuses them as a
+// TestPublishRefusesReservedTypes: reset, auth-expired, presence and health are the hub's own; the Publisher refuses them as a
 // bad type and so does the script, whose reply reads as the same validation error. (Before: both stored them.)
 func TestPublishRefusesReservedTypes(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {

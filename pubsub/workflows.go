@@ -48,8 +48,8 @@ if ARGV[13] ~= '1' then return 'ok' end
 // reservedCheck is the publish script's refusal of the hub's own event types; the verdict script publishes
 // health events, so it drops health from it.
 const (
-	reservedCheck       = "typ == 'reset' or typ == 'auth-expired' or typ == 'health'"
-	reservedCheckHealth = "typ == 'reset' or typ == 'auth-expired'"
+	reservedCheck       = "typ == 'reset' or typ == 'auth-expired' or typ == 'presence' or typ == 'health'"
+	reservedCheckHealth = "typ == 'reset' or typ == 'auth-expired' or typ == 'presence'"
 )
 
 // verdictScriptFor returns the verdict script for a hub with or without sharded pub/sub.

@@ -13,12 +13,12 @@ import (
 )
 
 // expiring authorizes every request until ttl (a query parameter, a duration) from now.
-func expiring(r *http.Request, _ []string) (time.Time, error) {
+func expiring(r *http.Request, _ []string) (Access, error) {
 	ttl, err := time.ParseDuration(r.URL.Query().Get("ttl"))
 	if err != nil {
-		return time.Time{}, err
+		return Access{}, err
 	}
-	return time.Now().Add(ttl), nil
+	return Access{Until: time.Now().Add(ttl)}, nil
 }
 
 // A stream whose permission ends says so with an auth-expired event and then ends cleanly: over HTTP/1.1 the chunked
@@ -48,10 +48,10 @@ func TestExpiryEndsTheStreamCleanly(t *testing.T) {
 func TestExpiryDuringReplay(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		granted := make(chan time.Time, 1)
-		e := newEnvOver(t, tr, hub.Config{ReplayPage: 2}, Config{Authorize: func(r *http.Request, topics []string) (time.Time, error) {
-			until, err := expiring(r, topics)
-			granted <- until
-			return until, err
+		e := newEnvOver(t, tr, hub.Config{ReplayPage: 2}, Config{Authorize: func(r *http.Request, topics []string) (Access, error) {
+			a, err := expiring(r, topics)
+			granted <- a.Until
+			return a, err
 		}})
 		e.store.Add("a", 6)
 		open := e.store.GateReads("a", hub.ID{Ms: 2}) // the replay stops after its first page until open

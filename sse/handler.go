@@ -41,12 +41,19 @@ type Config struct {
 	// is refused after all. It holds what a stream keeps for its life, such as a connection slot: a raw stream
 	// outlives the ServeHTTP call, so a middleware could not. It may set headers of the answer (CORS), never write it.
 	Admit func(w http.ResponseWriter, r *http.Request) (release func(), err error)
-	// Authorize, when set, decides whether r may subscribe to topics and until when (zero: no end); the stream ends
-	// with an auth-expired event then. An error that has a Status() int method is answered with that status, any
+	// Authorize, when set, decides whether r may subscribe to topics, until when (Access.Until, zero: no end; the
+	// stream ends with an auth-expired event then), and who the stream is to presence (Access.Viewer; its Frames is
+	// the handler's, from presence=1). An error that has a Status() int method is answered with that status, any
 	// other with 403; one with a SetHeaders(http.Header) method sets the answer's headers too. Admit's and
 	// Authorize's refusals are theirs to count and log: hub_sse_requests_rejected_total counts only the handler's
 	// own (a bad request, a hub shutting down), so each refusal is counted once.
-	Authorize func(r *http.Request, topics []string) (until time.Time, err error)
+	Authorize func(r *http.Request, topics []string) (Access, error)
+}
+
+// Access is what Config.Authorize grants a stream.
+type Access struct {
+	Until  time.Time
+	Viewer hub.Viewer
 }
 
 func (c Config) withDefaults() Config {
@@ -100,9 +107,10 @@ func (h *Handler) Churn() int64 { return h.churn.Load() }
 
 // request is a validated /events request.
 type request struct {
-	topics  []string
-	from    []hub.From
-	startID bool // start_id=1: an id-only frame with the stream's position once its replay is done
+	topics   []string
+	from     []hub.From
+	startID  bool // start_id=1: an id-only frame with the stream's position once its replay is done
+	presence bool // presence=1: presence frames asked for
 }
 
 // ServeHTTP implements http.Handler.
@@ -111,7 +119,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	req, until, status, err := h.authorize(r)
+	req, access, status, err := h.authorize(r)
 	if err != nil {
 		release()       // before the answer: a client that has it may at once count on what was released
 		if req == nil { // a bad request, the handler's own refusal; Admit's and Authorize's are counted by their owner
@@ -126,7 +134,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	sub, err := h.hub.Subscribe(req.topics)
+	access.Viewer.Frames = req.presence
+	sub, err := h.hub.SubscribeAs(req.topics, access.Viewer)
 	if err != nil {
 		release()
 		h.cfg.Metrics.rejected.WithLabelValues("503").Inc()
@@ -144,13 +153,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	info := h.opened(r, req, nc != nil)
 	if nc != nil {
-		h.serveRaw(r.Context(), w, nc, sub, req, until, info, release)
+		h.serveRaw(r.Context(), w, nc, sub, req, access.Until, info, release)
 		return
 	}
 	defer release()
 	defer sub.Close()
 	s := &stream{}
-	s.init(h, newHTTPOutput(w, r, sub.Done()), sub, until)
+	s.init(h, newHTTPOutput(w, r, sub.Done()), sub, access.Until)
 	s.startID = req.startID
 	reason := s.serve(r.Context(), req.from)
 	h.closed(info, reason, s.delivered)
@@ -174,13 +183,13 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) (release func(),
 
 // authorize validates and authorizes a request; an error says why it must not stream, and with which status unless
 // the error has its own (see refuse).
-func (h *Handler) authorize(r *http.Request) (req *request, until time.Time, status int, err error) {
+func (h *Handler) authorize(r *http.Request) (req *request, access Access, status int, err error) {
 	req, status, err = h.parse(r)
 	if err == nil && h.cfg.Authorize != nil {
 		status = http.StatusForbidden
-		until, err = h.cfg.Authorize(r, req.topics)
+		access, err = h.cfg.Authorize(r, req.topics)
 	}
-	return req, until, status, err
+	return req, access, status, err
 }
 
 // refuse answers a request that may not stream with err: with err's own status and headers when it has them.
@@ -275,6 +284,13 @@ func (h *Handler) parse(r *http.Request) (*request, int, error) {
 		req.startID = true
 	default:
 		return nil, http.StatusBadRequest, errors.New("start_id must be 0 or 1")
+	}
+	switch q.Get("presence") {
+	case "", "0", "false":
+	case "1", "true":
+		req.presence = true
+	default:
+		return nil, http.StatusBadRequest, errors.New("presence must be 1 or 0")
 	}
 	return req, 0, nil
 }

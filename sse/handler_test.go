@@ -38,6 +38,7 @@ func TestEventsRejectsBadRequests(t *testing.T) {
 			{"too many topics", "GET", "topic=a&topic=b&topic=c", "", 400, "too many topics"},
 			{"bad cursor header", "GET", "topic=a", "yesterday", 400, "Last-Event-ID"},
 			{"bad cursor query", "GET", "topic=a&last_event_id=1-x", "", 400, "Last-Event-ID"},
+			{"bad presence", "GET", "topic=a&presence=yes", "", 400, "presence must be 1 or 0"},
 			{"bare id for two topics", "GET", "topic=a&topic=b", "1-0", 400, "Last-Event-ID"},
 			{"cursor too long", "GET", "topic=a", "a=" + strings.Repeat("1", 70) + "-0", 400, "longer than 64"},
 			{"cursor names a bad topic", "GET", "topic=a", "a*=1-0", 400, "Last-Event-ID"},
@@ -303,11 +304,11 @@ func TestEventsAuthorize(t *testing.T) {
 			asked  []string
 		)
 		set := func(u time.Time, err error) { mu.Lock(); until, denied = u, err; mu.Unlock() }
-		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: func(r *http.Request, topics []string) (time.Time, error) {
+		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: func(r *http.Request, topics []string) (Access, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			asked = topics
-			return until, denied
+			return Access{Until: until}, denied
 		}})
 		for _, c := range []struct {
 			err    error

@@ -138,6 +138,8 @@ export interface HubClientOptions {
   dedupeLimit?: number;
   /** The client's own retries (refused streams, snapshots): from minMs (1 s) doubling to maxMs (30 s), jittered. */
   backoff?: { minMs?: number; maxMs?: number };
+  /** Ask the hub for presence frames (presence=1): onPresence hears who watches each topic as it changes. */
+  presence?: boolean;
   /** Asked after a refused or expired stream; GET /auth/session by default. */
   probe?: () => Promise<SessionAnswer>;
   onEvent?: (ev: HubEvent) => void;
@@ -147,6 +149,17 @@ export interface HubClientOptions {
   onDenied?: (info: { topic: string; reason: string }) => void;
   onState?: (change: { state: HubClientState; detail: string; attempt: number }) => void;
   onWarning?: (warning: { message: string; topic: string }) => void;
+  /** A presence frame (with the presence option): at most one per topic per second, when its watchers change. */
+  onPresence?: (presence: Presence) => void;
+}
+
+/** Who watches a topic across every hub; users and truncated only for credentials with the presence grant. */
+export interface Presence {
+  topic: string;
+  count: number;
+  hubs: number;
+  users?: string[];
+  truncated?: boolean;
 }
 
 export interface HubClientStats {
@@ -179,6 +192,7 @@ export class HubClient {
   close(): void;
   grant(patterns: string[] | undefined): boolean;
   getJSON<T = unknown>(path: string): Promise<T>;
+  presence(topic: string): Promise<Presence>;
   session(): Promise<SessionAnswer>;
   signIn(token: string): Promise<SessionAnswer>;
   signOut(): Promise<SessionAnswer>;

@@ -28,10 +28,10 @@ export class HubClient {
     this.#opts = { base: url.replace(/\/+$/, ''), ES, fetch: opts.fetch || globalThis.fetch.bind(globalThis),
       withCredentials: !!opts.withCredentials, storage, storageKey, snapshots: opts.snapshots !== false,
       dedupeLimit: opts.dedupeLimit ?? 50000, pace: opts.backoff || {}, probe: opts.probe || (() => this.session()),
-      types: [...new Set([...EVENT_TYPES, ...(opts.types || [])])] };
+      types: [...new Set([...EVENT_TYPES, ...(opts.types || [])])], presence: !!opts.presence };
     const noop = () => {};
     this.#hooks = { onEvent: noop, onSnapshot: noop, onReset: noop, onDenied: noop, onState: noop, onWarning: noop,
-      onAuthExpired: () => false };
+      onPresence: noop, onAuthExpired: () => false };
     for (const k of Object.keys(this.#hooks)) if (typeof opts[k] === 'function') this.#hooks[k] = opts[k];
     this.#token = token;
     this.topics = [...new Set(topics)];
@@ -119,6 +119,12 @@ export class HubClient {
   /** GETs a JSON answer from the hub; a refusal throws an Error carrying status and the hub's JSON error body. */
   getJSON(path) { return getJSON(this.#opts.fetch, this.#opts.base + path, this.#init('GET')); }
 
+  /**
+   * Who watches topic, across every hub: {topic, count, hubs} and, for credentials with the presence grant, users and
+   * truncated. Rejects as getJSON does (403 without the subscribe grant, 404 when the hub has presence off).
+   */
+  presence(topic) { return this.getJSON(`/topics/${encodeURIComponent(topic)}/presence`); }
+
   /** GET /auth/session: who the credentials name. Never throws: an unreachable hub is status 0. */
   session() { return this.#sessionCall('GET'); }
 
@@ -185,6 +191,7 @@ export class HubClient {
     // delivered yet, so resuming from them is the conservative choice (repeats are dropped by id).
     const cursor = this.cursor();
     if (cursor) q.set('last_event_id', cursor);
+    if (this.#opts.presence) q.set('presence', '1');
     const es = new this.#opts.ES(`${this.#opts.base}/events?${q}`, this.#esInit());
     this.#es = es;
     this.#esLastId = '';
@@ -194,6 +201,13 @@ export class HubClient {
     for (const type of [...this.#opts.types, 'reset']) es.addEventListener(type, onMessage);
     // The hub's control frames never carry an id; one with an id is a stored event posing as one, and is ignored.
     es.addEventListener('auth-expired', (ev) => { if (ev.lastEventId === this.#esLastId) this.#authExpired(es); });
+    // Presence frames carry no id either; they tell who watches a topic now, and never move a position.
+    es.addEventListener('presence', (ev) => {
+      if (es !== this.#es || ev.lastEventId !== this.#esLastId) return;
+      let data;
+      try { data = JSON.parse(ev.data); } catch { return; }
+      if (data && this.#pos.has(data.topic)) this.#call('onPresence', data);
+    });
   }
 
   // Browsers ignore the fetch member; Node's eventsource package sends the bearer token through it, on every

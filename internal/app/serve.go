@@ -83,6 +83,9 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 		return memtrim.Run(bg, memtrim.Config{Churn: p.events.Churn, Burst: cfg.SSE.TrimAfterBurst, Log: log, Metrics: p.trims})
 	})
 	g.Go(func() error { return dispatcher.Run(bg) })
+	if p.presence != nil {
+		g.Go(func() error { return p.presence.Run(bg) })
+	}
 	g.Go(func() error {
 		select {
 		case <-ctx.Done():
@@ -114,6 +117,7 @@ type parts struct {
 	trims     *memtrim.Metrics
 	sec       *server.Security
 	check     *eventschema.Checker
+	presence  *hub.Presence // nil: presence.enabled is off
 	srv       *http.Server
 	serveHTTP func(net.Listener) error
 	scheme    string
@@ -156,6 +160,12 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	hubCfg := cfg.HubConfig()
 	hubCfg.Metrics, hubCfg.Logger = hm, log
 	p.hub = hub.New(p.sub, hubCfg)
+	var presence server.PresenceReader
+	if pm := pubsub.NewPresenceMetrics(p.reg); cfg.Presence.Enabled {
+		store := pubsub.NewPresence(rdb, cfg.Redis.Prefix, cfg.Presence.Expiry, pm)
+		p.presence = hub.NewPresence(p.hub, store, cfg.PresenceParts(replicaID()))
+		presence = p.presence
+	}
 	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
 	schemas, err := CompileEventSchemas()
 	if err != nil {
@@ -168,7 +178,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	p.trims = memtrim.NewMetrics(p.reg)
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
-			Logger: log, Events: p.events, Security: sec, Checker: p.check}),
+			Logger: log, Events: p.events, Security: sec, Checker: p.check, Presence: presence}),
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: cfg.Limits.MaxHeaderBytes,
 	}
@@ -241,15 +251,20 @@ func newLogger(cfg config.LogConfig, w io.Writer) zerolog.Logger {
 	return zerolog.New(w).Level(level).Hook(stamp{})
 }
 
+// replicaID names this process among the hub's replicas: its notify consumer and its presence entries.
+func replicaID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano())
+}
+
 // watchWorkflows builds the hub's judge of workflow health and the webhook dispatcher that tells the on-call.
 func watchWorkflows(cfg config.Config, rdb redis.UniversalClient, pub *pubsub.Publisher, reg prometheus.Registerer,
 	log zerolog.Logger) (*workflow.Sweeper, *notify.Dispatcher) {
-	host, _ := os.Hostname()
 	dispatcher := notify.New(pubsub.NewOutbox(rdb, cfg.Redis.Prefix), notify.Config{
 		Webhooks: cfg.Notify.All(), Timeout: cfg.Notify.Timeout, RetryFor: cfg.Notify.RetryFor,
 		BackoffMax: cfg.Notify.BackoffMax, ClaimAfter: cfg.Notify.ClaimAfter, MaxPending: cfg.Notify.MaxPending,
 		MaxDataBytes: cfg.Notify.MaxDataBytes, Workers: cfg.Notify.Workers,
-		Consumer: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()), Metrics: notify.NewMetrics(reg),
+		Consumer: replicaID(), Metrics: notify.NewMetrics(reg),
 		Log: log.With().Str("component", "notify").Logger(),
 	})
 	sweeper := workflow.New(pubsub.NewWorkflows(pub), dispatcher, workflow.Config{

@@ -10,7 +10,7 @@ import (
 
 // hubBinary builds the hub (without -race, as it is deployed) into the test's directory, after skipping the test
 // when one of tools is not installed; the scenario tests run the bench against it.
-func hubBinary(t *testing.T, tools ...string) string {
+func hubBinary(t testing.TB, tools ...string) string {
 	t.Helper()
 	for _, tool := range tools {
 		testutil.Require(t, tool, "the bench scenario does not run", "apt-get install -y redis-server (it brings redis-cli)")

@@ -37,6 +37,15 @@ type Config struct {
 	H2C       bool            `yaml:"h2c"`
 	Workflows WorkflowsConfig `yaml:"workflows"`
 	Notify    NotifyConfig    `yaml:"notify"`
+	Presence  PresenceConfig  `yaml:"presence"`
+}
+
+// PresenceConfig turns on who-is-watching per topic; see docs/presence.md.
+type PresenceConfig struct {
+	Enabled  bool          `yaml:"enabled"`
+	Interval time.Duration `yaml:"interval"`
+	Expiry   time.Duration `yaml:"expiry"`
+	MaxUsers int           `yaml:"max_users"`
 }
 
 // WorkflowsConfig tunes the hub's verdicts on workflow health; see README.md, "Workflow health".
@@ -249,5 +258,7 @@ func Default() Config {
 			Timeout:  notify.DefaultTimeout,
 			RetryFor: notify.DefaultRetryFor, BackoffMax: notify.DefaultBackoffMax, ClaimAfter: notify.DefaultClaimAfter,
 			MaxPending: notify.DefaultMaxPending, MaxDataBytes: notify.DefaultMaxDataBytes, Workers: notify.DefaultWorkers},
+		Presence: PresenceConfig{Interval: hub.DefaultPresenceInterval, Expiry: hub.DefaultPresenceExpiry,
+			MaxUsers: hub.DefaultPresenceMaxUsers},
 	}
 }

@@ -24,6 +24,11 @@ func (c Config) HubConfig() hub.Config {
 	return hub.Config{ClientBuffer: c.SSE.ClientBuffer, MaxReplay: c.Limits.MaxReplay}
 }
 
+// PresenceParts is presence's share; hubID names this hub's entries (unique per process).
+func (c Config) PresenceParts(hubID string) hub.PresenceConfig {
+	return hub.PresenceConfig{Hub: hubID, Interval: c.Presence.Interval, Expiry: c.Presence.Expiry, MaxUsers: c.Presence.MaxUsers}
+}
+
 // PublisherConfig is the publisher's share, for serve and for hub publish.
 func (c Config) PublisherConfig() pubsub.PublisherConfig {
 	// The Publisher's zero values mean its defaults; the configuration's 0 means none.

@@ -68,7 +68,21 @@ func (c *Config) Validate() error {
 	check(c.Metrics.Listen == "" || c.Metrics.Listen != c.Listen, "metrics.listen: must differ from listen")
 	check((c.TLS.CertFile == "") == (c.TLS.KeyFile == ""), "tls.cert_file, tls.key_file: set both or neither")
 	check(!c.H2C || c.TLS.CertFile == "", "h2c: only without tls (over TLS, HTTP/2 is negotiated by itself)")
-	errs = append(errs, c.Workflows.validate(), c.Notify.validate())
+	errs = append(errs, c.Workflows.validate(), c.Notify.validate(), c.Presence.validate())
+	return errors.Join(errs...)
+}
+
+func (p PresenceConfig) validate() error {
+	var errs []error
+	if p.Interval <= 0 {
+		errs = append(errs, errors.New("presence.interval: must be positive"))
+	}
+	if p.Expiry <= p.Interval {
+		errs = append(errs, fmt.Errorf("presence.expiry: %v must be longer than presence.interval (%v), or live entries expire between refreshes", p.Expiry, p.Interval))
+	}
+	if p.MaxUsers < 1 || p.MaxUsers > 10000 {
+		errs = append(errs, fmt.Errorf("presence.max_users: %d must be 1 to 10000", p.MaxUsers))
+	}
 	return errors.Join(errs...)
 }
 

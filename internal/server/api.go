@@ -40,7 +40,8 @@ type api struct {
 	sec           *Security
 	obs           *observer
 	check         *eventschema.Checker
-	probe         *pinger // /readyz's PING, one at a time
+	probe         *pinger        // /readyz's PING, one at a time
+	presenceOf    PresenceReader // nil: presence is off
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {

@@ -77,8 +77,14 @@ func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	evCfg := cfg.EventsConfig()
 	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(reg), sec.AdmitStream, sec.AuthorizeStream
 	events := sse.New(h, evCfg)
+	var presence PresenceReader
+	var tracker *hub.Presence
+	if pm := pubsub.NewPresenceMetrics(reg); cfg.Presence.Enabled { // as serve builds it
+		tracker = hub.NewPresence(h, pubsub.NewPresence(e.RDB, cfg.Redis.Prefix, cfg.Presence.Expiry, pm), cfg.PresenceParts(e.Prefix))
+		presence = tracker
+	}
 	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
-		Logger: log, Events: events, Security: sec, Checker: check}))
+		Logger: log, Events: events, Security: sec, Checker: check, Presence: presence}))
 	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes
 	sec.ServerHooks(srv.Config, cfg.Limits.RequestReadTimeout)
 	srv.Start()
@@ -87,6 +93,9 @@ func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = sub.Run(ctx, check.Receiving(h)) })
 	wg.Go(func() { _ = sec.Run(ctx) })
+	if tracker != nil {
+		wg.Go(func() { _ = tracker.Run(ctx) })
+	}
 	t.Cleanup(func() { // the order of serve's shutdown: streams end first
 		h.Close()
 		srv.Close()

@@ -43,6 +43,8 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 	oneStream := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=1")
 	onePerIP := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1")
 	strict := newEdge(t, rs, "HUB_EVENTS_VALIDATION=strict")
+	present := newEdge(t, rs, "HUB_AUTH_HMAC_SECRET="+tokentest.Secret, "HUB_PRESENCE_ENABLED=true")
+	seer := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"*"}, Presence: []string{"*"}}, time.Hour))
 	all := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour))
 	other := bearer(tokentest.Sign(t, auth.Grant{Subscribe: []string{"other"}, Publish: []string{"other"}}, time.Hour))
 	past := time.Now().Add(-time.Hour)
@@ -144,6 +146,20 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		{call{name: "snapshot head no token", method: "HEAD", path: "/topics/t/snapshot", status: 401}, secure},
 		{call{name: "snapshot not granted", path: "/topics/t/snapshot", header: other, status: 403}, secure},
 		{call{name: "snapshot head not granted", method: "HEAD", path: "/topics/t/snapshot", header: other, status: 403}, secure},
+		// presence
+		{call{name: "presence, count only", path: "/topics/t/presence", header: all, status: 200}, present},
+		{call{name: "presence with users", path: "/topics/t/presence", header: seer, status: 200}, present},
+		{call{name: "presence head", method: "HEAD", path: "/topics/t/presence", header: seer, status: 200}, present},
+		{call{name: "presence bad topic", path: "/topics/a%2A/presence", header: all, status: 400}, present},
+		{call{name: "presence head bad topic", method: "HEAD", path: "/topics/a%2A/presence", header: all, status: 400}, present},
+		{call{name: "presence no token", path: "/topics/t/presence", status: 401}, present},
+		{call{name: "presence head no token", method: "HEAD", path: "/topics/t/presence", status: 401}, present},
+		{call{name: "presence not granted", path: "/topics/t/presence", header: other, status: 403}, present},
+		{call{name: "presence head not granted", method: "HEAD", path: "/topics/t/presence", header: other, status: 403}, present},
+		{call{name: "presence off", path: "/topics/t/presence", status: 404}, anon},
+		{call{name: "presence head off", method: "HEAD", path: "/topics/t/presence", status: 404}, anon},
+		{call{name: "stream with presence frames", path: "/events?topic=t&presence=1", status: 200}, anon},
+		{call{name: "stream bad presence", path: "/events?topic=t&presence=yes", status: 400}, anon},
 		// /auth/session
 		{call{name: "sign in by header", method: "POST", path: "/auth/session", header: all, status: 200}, secure},
 		{call{name: "sign in by form", method: "POST", path: "/auth/session", header: tokenForm, body: "token=" + strings.TrimPrefix(all.Get("Authorization"), "Bearer "), status: 200}, secure},
@@ -201,7 +217,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 
 	// Redis down: the answers that say so, with Retry-After.
 	down := redistest.StartReal(t, redistest.Options{})
-	gone := newEdge(t, down)
+	gone := newEdge(t, down, "HUB_PRESENCE_ENABLED=true")
 	down.Kill()
 	for _, c := range []call{
 		{name: "readyz redis down", path: "/readyz", status: 503},
@@ -212,6 +228,8 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		{name: "history head redis down", method: "HEAD", path: "/topics/t/history", status: 503},
 		{name: "snapshot redis down", path: "/topics/t/snapshot", status: 503},
 		{name: "snapshot head redis down", method: "HEAD", path: "/topics/t/snapshot", status: 503},
+		{name: "presence redis down", path: "/topics/t/presence", status: 503},
+		{name: "presence head redis down", method: "HEAD", path: "/topics/t/presence", status: 503},
 		{name: "publish redis down", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 503},
 	} {
 		t.Run(c.name, func(t *testing.T) { check1(t, d, send(t, gone.URL, c), c, covered) })

@@ -34,6 +34,8 @@ type Deps struct {
 	// Checker (required) holds POST /publish's data to docs/schemas (events.validation); main also wraps the hub
 	// the subscriber feeds with its Receiving, which the edge does not see.
 	Checker *eventschema.Checker
+	// Presence answers GET /topics/{topic}/presence; nil when presence.enabled is off (404).
+	Presence PresenceReader
 }
 
 // New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors. The server that serves
@@ -45,7 +47,7 @@ func New(d Deps) http.Handler {
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
 		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security, check: d.Checker,
-		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access), probe: &pinger{rdb: d.Redis},
+		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access), probe: &pinger{rdb: d.Redis}, presenceOf: d.Presence,
 	}))
 }
 
@@ -77,6 +79,7 @@ func echoRoutes(a *api) *echo.Echo {
 	get("/topics", a.topics, sec.authenticate)
 	get("/topics/:topic/history", a.history, sec.authenticate, sec.authorizeTopic)
 	get("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.authorizeTopic)
+	get("/topics/:topic/presence", a.presence, sec.authenticate, sec.authorizeTopic)
 	if a.cfg.Metrics.Listen == "" {
 		get("/metrics", echo.WrapHandler(MetricsHandler(a.reg)), sec.authenticate)
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +13,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/limits"
 	"github.com/syncverse/hub/pubsub"
+	"github.com/syncverse/hub/sse"
 )
 
 // Security holds who may do what and how much: it authenticates requests, checks grants against topics and
@@ -263,15 +263,16 @@ func (s *Security) AdmitStream(w http.ResponseWriter, r *http.Request) (release 
 }
 
 // AuthorizeStream is sse.Config.Authorize: the request's identity must cover every topic, and the stream ends when
-// its token does.
-func (s *Security) AuthorizeStream(r *http.Request, topics []string) (time.Time, error) {
+// its token does. To presence the stream is its token's subject (anonymous without one), who sees the users
+// watching the topics its presence grant covers.
+func (s *Security) AuthorizeStream(r *http.Request, topics []string) (sse.Access, error) {
 	id, err := s.authn.Authenticate(r)
 	if err == nil {
 		err = id.Grant.CheckSubscribe(topics)
 	}
 	if err != nil {
 		s.count(r, id, err) // the sse handler answers it: the error carries its status and headers
-		return time.Time{}, refusal{err}
+		return sse.Access{}, refusal{err}
 	}
-	return id.Expires, nil
+	return sse.Access{Until: id.Expires, Viewer: hub.Viewer{User: id.Subject, SeeUsers: id.Grant.CanSeePresence}}, nil
 }

@@ -160,6 +160,7 @@ func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error 
 			Size: func() (int, int) { return termSize(fd) }}
 		// --history fills the latest events; the rows come from the snapshot, which replayed older events cannot undo.
 		f.Sink, f.ResetToSnapshot = screen, true
+		f.Presence = true // the header shows how many watch (presence frames; none when the hub has presence off)
 	}
 	err = f.Follow(ctx)
 	if screen != nil {

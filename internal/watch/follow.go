@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/delay"
 )
 
@@ -38,6 +39,8 @@ type Follower struct {
 	Sink   Sink
 	// History replays the last N events of each topic on the first connection, before live ones.
 	History int
+	// Presence asks for presence frames (presence=1), handed to the Sink as controls of type presence.
+	Presence bool
 	// ResetToSnapshot continues after a reset from the reloaded snapshot's cursor, as the console does: what the
 	// snapshot holds is not delivered again. Without it, what follows the reset is passed on as it comes.
 	ResetToSnapshot bool
@@ -170,6 +173,9 @@ func eventTime(id string, now time.Time) time.Time {
 // parameter instead of a position.
 func (f *Follower) eventsPath() (string, http.Header) {
 	q := url.Values{"topic": f.Topics}
+	if f.Presence {
+		q.Set("presence", "1")
+	}
 	hdr := http.Header{}
 	if f.History > 0 && !f.everOpened {
 		q.Set("history", strconv.Itoa(f.History))
@@ -249,6 +255,11 @@ func (f *Follower) handle(ctx context.Context, fr Frame) error {
 		case "auth-expired":
 			f.Sink.Control(Event{Topic: f.soleTopic(), Type: fr.Event, Data: data, Time: now})
 			return errAuthExpired
+		case hub.PresenceType:
+			if f.Presence {
+				f.Sink.Control(Event{Topic: f.ephemeralTopic(data), Type: fr.Event, Data: data, Time: now})
+			}
+			return nil
 		}
 		f.Sink.Event(Event{Topic: f.ephemeralTopic(data), Type: fr.Event, Data: data, Time: now})
 		return nil

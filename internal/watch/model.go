@@ -71,6 +71,35 @@ type Model struct {
 	Resets int
 	// truncated holds the topics whose last snapshot was cut short by the hub's limit.
 	truncated map[string]bool
+	// watching is each topic's streams across the hubs, from its latest presence frame.
+	watching map[string]int
+}
+
+// setWatching takes a topic's count from a presence frame's data ({"topic","count",...}).
+func (m *Model) setWatching(topic string, data json.RawMessage) {
+	var p struct {
+		Topic string `json:"topic"`
+		Count *int   `json:"count"`
+	}
+	if json.Unmarshal(data, &p) != nil || p.Count == nil {
+		return
+	}
+	if topic == "" {
+		topic = p.Topic
+	}
+	if m.watching == nil {
+		m.watching = map[string]int{}
+	}
+	m.watching[topic] = *p.Count
+}
+
+// Watching is the streams watching the followed topics across the hubs, and whether any presence frame came.
+func (m *Model) Watching() (int, bool) {
+	n := 0
+	for _, c := range m.watching {
+		n += c
+	}
+	return n, len(m.watching) > 0
 }
 
 type wfKey struct{ topic, workflow string }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/syncverse/hub/hub"
 )
 
 // Terminal control sequences of the in-place redraw.
@@ -52,6 +54,11 @@ func (s *Screen) Event(ev Event) {
 }
 
 func (s *Screen) Control(ev Event) {
+	if ev.Type == hub.PresenceType {
+		s.Model.setWatching(ev.Topic, ev.Data)
+		s.dirty = true
+		return
+	}
 	if ev.Type == "reset" {
 		s.Model.Resets++
 	}

@@ -212,6 +212,9 @@ func statusLine(m *Model, o TableOptions, width int) string {
 			parts = append(parts, paint(o.Color, statusStyle[st], fmt.Sprintf("%d %s", c[st], st)))
 		}
 	}
+	if n, ok := m.Watching(); ok {
+		parts = append(parts, fmt.Sprintf("%d watching", n))
+	}
 	if m.Resets > 0 {
 		parts = append(parts, fmt.Sprintf("%d resets", m.Resets))
 	}

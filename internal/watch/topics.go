@@ -45,15 +45,20 @@ func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error
 	}
 	now := time.Now()
 	rows := [][]string{}
+	names := make([]string, 0, len(list.Topics))
 	for _, t := range list.Topics {
+		names = append(names, t.Name)
+	}
+	watching := watchers(ctx, &c, env, names)
+	for i, t := range list.Topics {
 		active := ""
 		if !t.LastActivity.IsZero() {
 			active = Duration(now.Sub(t.LastActivity)) + " ago"
 		}
-		rows = append(rows, []string{t.Name, strconv.FormatInt(t.Length, 10), t.LastID, active})
+		rows = append(rows, []string{t.Name, strconv.FormatInt(t.Length, 10), watching[i], t.LastID, active})
 	}
 	w := env.width()
-	printTable(env.Stdout, []string{"TOPIC", "EVENTS", "LAST ID", "LAST ACTIVITY"}, rows, w, env.color())
+	printTable(env.Stdout, []string{"TOPIC", "EVENTS", "WATCHING", "LAST ID", "LAST ACTIVITY"}, rows, w, env.color())
 	switch {
 	case len(rows) == 0:
 		fmt.Fprintln(env.Stdout, "No topics with history yet: publish an event to create one.")
@@ -61,6 +66,31 @@ func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error
 		fmt.Fprintln(env.Stdout, "The list was cut short (limits.max_topics_listed, limits.max_topics_scan_keys).")
 	}
 	return nil
+}
+
+// maxWatchersAsked bounds the presence requests of one `hub topics`: the topics past it show no count.
+const maxWatchersAsked = 200
+
+// watchers asks GET /topics/{topic}/presence of each topic in turn, and gives each its count ("" unknown). The first
+// refusal (presence off: 404) ends the asking: the column stays empty.
+func watchers(ctx context.Context, c *conn, env Env, topics []string) []string {
+	out := make([]string, len(topics))
+	client, err := c.client(env.Getenv)
+	if err != nil {
+		return out
+	}
+	defer client.Close()
+	for i, t := range topics[:min(len(topics), maxWatchersAsked)] {
+		body, err := client.GetJSON(ctx, "/topics/"+url.PathEscape(t)+"/presence")
+		var p struct {
+			Count *int `json:"count"`
+		}
+		if err != nil || json.Unmarshal(body, &p) != nil || p.Count == nil {
+			return out
+		}
+		out[i] = strconv.Itoa(*p.Count)
+	}
+	return out
 }
 
 // History is `hub history`: GET /topics/{topic}/history, a page of stored events oldest first.

@@ -9,6 +9,7 @@ import { LogView } from './logview.js';
 import { AlarmsView, LocksView, StatusView } from './panels.js';
 import { TimelineView } from './timeline.js';
 import { Announcer } from './announce.js';
+import { WatchersView } from './watchers.js';
 import { age, count, parseDuration } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -44,6 +45,7 @@ const feed = new Feed({
   onChange: schedule,
   probe: () => session.probe(),
   onSignedOut: (answer) => { session.refused(answer); schedule(); },
+  onPresence: (p) => watchersView.update(p),
 });
 // The session asks /auth/session through the same client as the stream, so both send the same credentials.
 const session = new Session({ api: feed.client,
@@ -68,6 +70,7 @@ const locksView = new LocksView(store.locks, { body: $('locks'), empty: $('locks
 const timelineView = new TimelineView($('timeline'), store);
 $('timeline').addEventListener('toggle', () => timelineView.render(Date.now(), true));
 const alarmsView = new AlarmsView(store.locks, $('alarms'), { afterFocus: $('cards') });
+const watchersView = new WatchersView($('watchers'), goodTopics);
 const statusView = new StatusView(feed, {
   conn: $('conn'), label: $('conn-label'), detail: $('conn-detail'),
   counters: [...document.querySelectorAll('[data-counter]')], heartbeat: $('heartbeat-age'), latency: $('latency'),
@@ -91,6 +94,7 @@ function flush() {
   timelineView.render(now);
   alarmsView.render();
   statusView.render(now);
+  watchersView.render();
   signin.render(now);
   announcer.feed(feed.state);
   announcer.flush(now);

@@ -13,14 +13,16 @@ export class Feed {
    * probe asks the hub who we are (GET /auth/session) after a refused stream; onSignedOut hears its 401 answer.
    * @param {{topics:string[], store:import('./store.js').Store, types?:string[], onChange?:()=>void,
    *          probe?:()=>Promise<{status:number, body:any}|null>,
-   *          onSignedOut?:(answer:{status:number, body:any})=>void}} opts
+   *          onSignedOut?:(answer:{status:number, body:any})=>void, onPresence?:(p:object)=>void}} opts
    */
-  constructor({ topics, store, types = [], onChange = () => {}, probe = async () => null, onSignedOut = () => {} }) {
+  constructor({ topics, store, types = [], onChange = () => {}, probe = async () => null, onSignedOut = () => {},
+    onPresence = () => {} }) {
     this.topics = topics;
     this.store = store;
     this.onChange = onChange;
     this.client = new HubClient({
-      topics, types, probe,
+      topics, types, probe, presence: true,
+      onPresence: (p) => { onPresence(p); this.onChange(); },
       onEvent: (ev) => this.onEvent(ev),
       onSnapshot: ({ topic, snapshot, cursor }) => { this.paint(topic, snapshot, cursor); this.onChange(); },
       onReset: (r) => this.onReset(r),

@@ -128,10 +128,10 @@ def test_decoded_responses_client(redis_server, prefix):
     client.close()
 
 
-@pytest.mark.parametrize("reserved", ["reset", "auth-expired", "health"])
+@pytest.mark.parametrize("reserved", ["reset", "auth-expired", "presence", "health"])
 def test_reserved_types_refused_before_sending(recording, prefix, reserved):
     pub = Publisher(recording, prefix=prefix)
-    with pytest.raises(ValueError, match=f"'{reserved}' is the hub's own \\(reserved: reset, auth-expired, health\\)"):
+    with pytest.raises(ValueError, match=f"'{reserved}' is the hub's own \\(reserved: reset, auth-expired, presence, health\\)"):
         pub.publish("t", reserved, {"workflow": "wf-1"})
     with pytest.raises(InvalidEvent, match="reserved"):
         pub.publish_batch([("t", "progress", {}), ("t", reserved, {})])

@@ -2,7 +2,7 @@ local typ, data = ARGV[2], ARGV[3]
 if #typ == 0 or #typ > 64 or string.find(typ, '[^a-z0-9._-]') then
   return redis.error_reply('ERR invalid event type')
 end
-if typ == 'reset' or typ == 'auth-expired' or typ == 'health' then
+if typ == 'reset' or typ == 'auth-expired' or typ == 'presence' or typ == 'health' then
   return redis.error_reply('ERR reserved event type')
 end
 if #data > tonumber(ARGV[5]) then

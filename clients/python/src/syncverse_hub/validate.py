@@ -9,8 +9,8 @@ MAX_PUBLISHER_LEN = 1024        # bytes of the publisher's name, UTF-8
 MAX_IDEMPOTENCY_TTL = 86400.0   # seconds: the script refuses a longer history.idempotency_ttl
 DEFAULT_TYPE = "progress"
 DEFAULT_MAX_EVENT_BYTES = 64 << 10  # limits.max_event_bytes
-# The hub's own event types: its SSE control frames (reset, auth-expired) and its workflow-health verdicts (health).
-RESERVED_TYPES = ("reset", "auth-expired", "health")
+# The hub's own event types: its SSE control frames (reset, auth-expired, presence) and its workflow-health verdicts (health).
+RESERVED_TYPES = ("reset", "auth-expired", "presence", "health")
 # How deeply the script's JSON decoder (Redis's cjson) nests arrays and objects.
 MAX_JSON_DEPTH = 1000
 

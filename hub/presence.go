@@ -1,0 +1,316 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// PresenceEntry is one hub's account of a topic's watchers: what it writes to the store, one per (topic, hub).
+type PresenceEntry struct {
+	Hub       string    `json:"-"`
+	Count     int       `json:"count"`
+	Users     []string  `json:"users,omitempty"`
+	Truncated bool      `json:"truncated,omitempty"`
+	Deadline  time.Time `json:"-"` // past it the entry is ignored: its hub stopped refreshing it
+}
+
+// PresenceStore keeps every hub's entries (Redis, owned by package pubsub). Its methods are safe for concurrent use.
+type PresenceStore interface {
+	// PutPresence writes each entry (by topic) as its hub's, in one round trip.
+	PutPresence(ctx context.Context, entries map[string]PresenceEntry) error
+	// DropPresence removes hubID's entry for topic.
+	DropPresence(ctx context.Context, topic, hubID string) error
+	// ReadPresence returns topic's entries whose deadline has not passed (and may delete the others).
+	ReadPresence(ctx context.Context, topic string) ([]PresenceEntry, error)
+}
+
+// The defaults of PresenceConfig, exported so the hub's configuration reads them instead of writing them again.
+const (
+	DefaultPresenceInterval = 10 * time.Second
+	DefaultPresenceExpiry   = 30 * time.Second
+	DefaultPresenceMaxUsers = 100
+	DefaultPresenceDebounce = 250 * time.Millisecond
+	DefaultPresenceFrames   = time.Second
+)
+
+// PresenceConfig tunes a Presence. Zero values mean the documented defaults.
+type PresenceConfig struct {
+	Hub      string        // this hub's id: the field its entries are written under (required)
+	Interval time.Duration // every entry is rewritten this often (default 10s)
+	Expiry   time.Duration // an entry lives this long past its writing (default 30s)
+	MaxUsers int           // users named per entry and per total (default 100)
+	Debounce time.Duration // a change is written this long after it, with the changes that follow (default 250ms)
+	Frames   time.Duration // presence frames go out at most this often per topic (default 1s)
+	// Reread is how often frames re-read a topic's other hubs when nothing changed on this hub (default 2s): the
+	// store read per framed topic, and how late another hub's change may reach this hub's frames.
+	Reread time.Duration
+	Logger zerolog.Logger
+}
+
+func (c PresenceConfig) withDefaults() PresenceConfig {
+	if c.Interval <= 0 {
+		c.Interval = DefaultPresenceInterval
+	}
+	if c.Expiry <= 0 {
+		c.Expiry = DefaultPresenceExpiry
+	}
+	if c.MaxUsers <= 0 {
+		c.MaxUsers = DefaultPresenceMaxUsers
+	}
+	if c.Debounce <= 0 {
+		c.Debounce = DefaultPresenceDebounce
+	}
+	if c.Frames <= 0 {
+		c.Frames = DefaultPresenceFrames
+	}
+	if c.Reread <= 0 {
+		c.Reread = 2 * c.Frames
+	}
+	return c
+}
+
+// Presence keeps this hub's entries in the store, one per watched topic, and sends presence frames. Its cost follows
+// the (hub, topic) pairs, never the streams: a change is written once per debounce, and every entry once per interval.
+type Presence struct {
+	h     *Hub
+	store PresenceStore
+	cfg   PresenceConfig
+
+	mu      sync.Mutex
+	dirty   map[string]struct{}
+	touched map[string]struct{} // changed here since the last frames round
+	kick    chan struct{}
+
+	// owned by Run
+	written map[string]bool      // topics with an entry of ours in the store
+	sent    map[string][]byte    // the last full frame per framed topic
+	readAt  map[string]time.Time // when each framed topic's total was last read
+}
+
+// NewPresence returns the presence of h's topics; it follows h's watchers from now on. Call Run.
+func NewPresence(h *Hub, store PresenceStore, cfg PresenceConfig) *Presence {
+	p := &Presence{h: h, store: store, cfg: cfg.withDefaults(), dirty: map[string]struct{}{}, touched: map[string]struct{}{},
+		kick: make(chan struct{}, 1), written: map[string]bool{}, sent: map[string][]byte{}, readAt: map[string]time.Time{}}
+	h.OnWatchers(p.changed)
+	return p
+}
+
+// changed runs under the hub's lock: it takes note and returns.
+func (p *Presence) changed(topic string) {
+	p.mu.Lock()
+	p.dirty[topic] = struct{}{}
+	p.touched[topic] = struct{}{}
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run writes entries and sends frames until ctx ends, then removes this hub's entries (a hub that dies without that
+// is forgotten when its entries' deadlines pass).
+func (p *Presence) Run(ctx context.Context) error {
+	refresh := time.NewTicker(p.cfg.Interval)
+	defer refresh.Stop()
+	frames := time.NewTicker(p.cfg.Frames)
+	defer frames.Stop()
+	debounce := time.NewTimer(0)
+	<-debounce.C
+	armed := false
+	for {
+		select {
+		case <-ctx.Done():
+			p.leave()
+			return nil
+		case <-p.kick:
+			if !armed {
+				debounce.Reset(p.cfg.Debounce)
+				armed = true
+			}
+		case <-debounce.C:
+			armed = false
+			p.mu.Lock()
+			topics := slices.Collect(maps.Keys(p.dirty))
+			clear(p.dirty)
+			p.mu.Unlock()
+			p.write(ctx, topics)
+		case <-refresh.C:
+			all, _ := p.h.WatchedTopics()
+			for t := range p.written { // an entry left behind by a failed removal goes now
+				if !slices.Contains(all, t) {
+					all = append(all, t)
+				}
+			}
+			p.write(ctx, all)
+		case <-frames.C:
+			p.frames(ctx)
+		}
+	}
+}
+
+// write brings this hub's entries of topics up to date: written for a watched topic (putBatch at a time, one round
+// trip each), removed for one nobody here watches any more.
+func (p *Presence) write(ctx context.Context, topics []string) {
+	deadline := time.Now().Add(p.cfg.Expiry)
+	puts := make(map[string]PresenceEntry, min(len(topics), putBatch))
+	flush := func() {
+		if len(puts) == 0 {
+			return
+		}
+		if err := p.store.PutPresence(ctx, puts); err != nil {
+			p.warn(ctx, err, "")
+		} else {
+			for t := range puts {
+				p.written[t] = true
+			}
+		}
+		clear(puts)
+	}
+	for _, t := range topics {
+		w := p.h.Watchers(t, p.cfg.MaxUsers)
+		switch {
+		case w.Count > 0:
+			puts[t] = PresenceEntry{Hub: p.cfg.Hub, Count: w.Count, Users: w.Users, Truncated: w.Truncated, Deadline: deadline}
+			if len(puts) == putBatch {
+				flush()
+			}
+		case p.written[t]:
+			if err := p.store.DropPresence(ctx, t, p.cfg.Hub); err != nil {
+				p.warn(ctx, err, t)
+			} else {
+				delete(p.written, t)
+			}
+		}
+	}
+	flush()
+}
+
+// putBatch is how many entries one round trip writes.
+const putBatch = 500
+
+func (p *Presence) warn(ctx context.Context, err error, topic string) {
+	if ctx.Err() == nil {
+		p.cfg.Logger.Warn().Err(err).Str("topic", topic).Msg("presence: entries not written; the next interval retries")
+	}
+}
+
+// leave removes this hub's entries as it stops.
+func (p *Presence) leave() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for t := range p.written {
+		if p.store.DropPresence(ctx, t, p.cfg.Hub) != nil {
+			return
+		}
+	}
+}
+
+// Total is a topic's watchers across every hub.
+type Total struct {
+	Topic     string   `json:"topic"`
+	Count     int      `json:"count"`
+	Users     []string `json:"users"`
+	Hubs      int      `json:"hubs"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Total adds up topic's entries of the other hubs and this hub's own watchers, as they are now. A user watching
+// through several hubs is named once; the count is of streams.
+func (p *Presence) Total(ctx context.Context, topic string) (Total, error) {
+	entries, err := p.store.ReadPresence(ctx, topic)
+	if err != nil {
+		return Total{}, err
+	}
+	own := p.h.Watchers(topic, p.cfg.MaxUsers)
+	tot := Total{Topic: topic, Users: []string{}}
+	users := map[string]bool{}
+	add := func(count int, names []string, truncated bool) {
+		if count <= 0 {
+			return
+		}
+		tot.Count += count
+		tot.Hubs++
+		tot.Truncated = tot.Truncated || truncated
+		for _, u := range names {
+			users[u] = true
+		}
+	}
+	for _, e := range entries {
+		if e.Hub != p.cfg.Hub {
+			add(e.Count, e.Users, e.Truncated)
+		}
+	}
+	add(own.Count, own.Users, own.Truncated)
+	tot.Users = slices.Sorted(maps.Keys(users))
+	if len(tot.Users) > p.cfg.MaxUsers {
+		tot.Users, tot.Truncated = tot.Users[:p.cfg.MaxUsers], true
+	}
+	if tot.Users == nil {
+		tot.Users = []string{}
+	}
+	return tot, nil
+}
+
+// countedJSON is Total's shape without users, for viewers who may not see them.
+type countedJSON struct {
+	Topic string `json:"topic"`
+	Count int    `json:"count"`
+	Hubs  int    `json:"hubs"`
+}
+
+// frames sends a presence frame for each topic some stream here asked frames of, when its total changed since the
+// last one: the full total to viewers who may see users, the count to the others when that changed. A topic is read
+// again when its watchers here changed, else once per Reread.
+func (p *Presence) frames(ctx context.Context) {
+	_, framed := p.h.WatchedTopics()
+	p.mu.Lock()
+	touched := p.touched
+	p.touched = map[string]struct{}{}
+	p.mu.Unlock()
+	now := time.Now()
+	keep := make(map[string][]byte, len(framed))
+	reads := make(map[string]time.Time, len(framed))
+	for _, topic := range framed {
+		last, seen := p.sent[topic]
+		_, changed := touched[topic]
+		if at := p.readAt[topic]; seen && !changed && now.Sub(at) < p.cfg.Reread {
+			keep[topic], reads[topic] = last, at
+			continue
+		}
+		reads[topic] = now
+		tot, err := p.Total(ctx, topic)
+		if err != nil {
+			if last, ok := p.sent[topic]; ok {
+				keep[topic] = last
+			}
+			continue
+		}
+		full, _ := json.Marshal(tot)
+		keep[topic] = full
+		if seen && string(last) == string(full) {
+			continue
+		}
+		var counted *Event
+		if !seen || countOf(last) != [2]int{tot.Count, tot.Hubs} {
+			data, _ := json.Marshal(countedJSON{Topic: topic, Count: tot.Count, Hubs: tot.Hubs})
+			counted = &Event{Topic: topic, Type: PresenceType, Data: data, Source: SourceEphemeral}
+		}
+		p.h.Notify(topic, &Event{Topic: topic, Type: PresenceType, Data: full, Source: SourceEphemeral}, counted)
+	}
+	p.sent, p.readAt = keep, reads
+}
+
+func countOf(full []byte) [2]int {
+	var c countedJSON
+	_ = json.Unmarshal(full, &c)
+	return [2]int{c.Count, c.Hubs}
+}
+
+// PresenceType is the event type of presence frames, reserved: publishers cannot use it.
+const PresenceType = "presence"

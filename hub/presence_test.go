@@ -1,0 +1,218 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
+)
+
+// presenceStore is an in-memory PresenceStore that records every write.
+type presenceStore struct {
+	mu      sync.Mutex
+	entries map[string]map[string]PresenceEntry // topic -> hub -> entry
+	puts    map[string]int                      // topic -> PutPresence calls
+	drops   map[string]int
+}
+
+func newPresenceStore() *presenceStore {
+	return &presenceStore{entries: map[string]map[string]PresenceEntry{}, puts: map[string]int{}, drops: map[string]int{}}
+}
+
+func (s *presenceStore) PutPresence(_ context.Context, entries map[string]PresenceEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for topic, e := range entries {
+		if s.entries[topic] == nil {
+			s.entries[topic] = map[string]PresenceEntry{}
+		}
+		s.entries[topic][e.Hub] = e
+		s.puts[topic]++
+	}
+	return nil
+}
+
+func (s *presenceStore) DropPresence(_ context.Context, topic, hubID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.entries[topic], hubID)
+	s.drops[topic]++
+	return nil
+}
+
+func (s *presenceStore) ReadPresence(_ context.Context, topic string) ([]PresenceEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []PresenceEntry
+	for _, e := range s.entries[topic] {
+		if time.Now().Before(e.Deadline) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (s *presenceStore) entry(topic, hubID string) (PresenceEntry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.entries[topic][hubID]
+	return e, ok
+}
+
+func (s *presenceStore) counts(topic string) (puts, drops int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.puts[topic], s.drops[topic]
+}
+
+func subscribeAs(t *testing.T, h *Hub, v Viewer, topics ...string) *Subscription {
+	t.Helper()
+	s, err := h.SubscribeAs(topics, v)
+	if err != nil {
+		t.Fatalf("SubscribeAs(%q) = %v", topics, err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestWatchersCountStreamsAndNameUsersOnce: two streams of alice and an anonymous one are three watchers and one
+// name; the anonymous stream is never named; leaving takes each away; past the cap the names are truncated.
+func TestWatchersCountStreamsAndNameUsersOnce(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	a1 := subscribeAs(t, h, Viewer{User: "alice"}, "t")
+	subscribeAs(t, h, Viewer{User: "alice"}, "t", "u")
+	anon := subscribeAs(t, h, Viewer{}, "t")
+	subscribeAs(t, h, Viewer{User: "bob"}, "u")
+	if w := h.Watchers("t", 10); w.Count != 3 || !slices.Equal(w.Users, []string{"alice"}) || w.Truncated {
+		t.Fatalf("Watchers(t) = %+v, want 3 streams, users [alice]", w)
+	}
+	if w := h.Watchers("u", 10); w.Count != 2 || !slices.Equal(w.Users, []string{"alice", "bob"}) {
+		t.Fatalf("Watchers(u) = %+v, want 2 streams, users [alice bob]", w)
+	}
+	if w := h.Watchers("u", 1); !slices.Equal(w.Users, []string{"alice"}) || !w.Truncated {
+		t.Fatalf("Watchers(u, 1) = %+v, want [alice] and truncated", w)
+	}
+	a1.Close()
+	anon.Close()
+	if w := h.Watchers("t", 10); w.Count != 1 || !slices.Equal(w.Users, []string{"alice"}) {
+		t.Fatalf("after two left, Watchers(t) = %+v, want 1 stream of alice", w)
+	}
+	if w := h.Watchers("nobody", 10); w.Count != 0 || len(w.Users) != 0 {
+		t.Fatalf("Watchers(nobody) = %+v, want zero", w)
+	}
+}
+
+func runPresence(t *testing.T, h *Hub, st PresenceStore, cfg PresenceConfig) *Presence {
+	t.Helper()
+	p := NewPresence(h, st, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return p
+}
+
+// TestPresenceDebouncesABurstIntoFewWrites: 200 streams joining one topic at once are written as a handful of
+// entries, not 200, and the last one counts them all; when they all leave the entry is removed; a topic nobody
+// watches is never written.
+func TestPresenceDebouncesABurstIntoFewWrites(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	st := newPresenceStore()
+	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: time.Hour, Debounce: 200 * time.Millisecond})
+	var subs []*Subscription
+	for i := range 200 {
+		subs = append(subs, subscribeAs(t, h, Viewer{User: []string{"alice", "bob", ""}[i%3]}, "t"))
+	}
+	testutil.Eventually(t, 5*time.Second, "the entry counts 200 streams", func() bool {
+		e, ok := st.entry("t", "h1")
+		return ok && e.Count == 200 && slices.Equal(e.Users, []string{"alice", "bob"})
+	})
+	if puts, _ := st.counts("t"); puts > 5 {
+		t.Errorf("200 joins made %d writes; want a handful (debounced)", puts)
+	}
+	for _, s := range subs {
+		s.Close()
+	}
+	testutil.Eventually(t, 5*time.Second, "the entry is removed", func() bool {
+		_, ok := st.entry("t", "h1")
+		return !ok
+	})
+	if _, drops := st.counts("never"); drops != 0 {
+		t.Errorf("a topic nobody watched was dropped %d times", drops)
+	}
+}
+
+// TestPresenceRefreshesEveryInterval: with nothing changing, the entry is rewritten each interval with a later
+// deadline, so it outlives its expiry only while the hub runs.
+func TestPresenceRefreshesEveryInterval(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	st := newPresenceStore()
+	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: 100 * time.Millisecond, Expiry: 300 * time.Millisecond,
+		Debounce: 10 * time.Millisecond})
+	subscribeAs(t, h, Viewer{User: "alice"}, "t")
+	testutil.Eventually(t, 5*time.Second, "the entry is written", func() bool { _, ok := st.entry("t", "h1"); return ok })
+	first, _ := st.entry("t", "h1")
+	testutil.Eventually(t, 5*time.Second, "the entry is refreshed with a later deadline", func() bool {
+		e, _ := st.entry("t", "h1")
+		puts, _ := st.counts("t")
+		return puts >= 3 && e.Deadline.After(first.Deadline)
+	})
+}
+
+// TestPresenceTotalAddsHubsAndFramesFollowChanges: the total adds other hubs' live entries to this hub's own
+// watchers, names a user once, and ignores an entry past its deadline; a stream that asked for frames gets one with
+// users when it may see them, another with the count only, and a stream that did not ask gets none. Frames have no id.
+func TestPresenceTotalAddsHubsAndFramesFollowChanges(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	st := newPresenceStore()
+	_ = st.PutPresence(context.Background(), map[string]PresenceEntry{"t": {Hub: "h2", Count: 2, Users: []string{"alice", "bob"},
+		Deadline: time.Now().Add(time.Hour)}})
+	_ = st.PutPresence(context.Background(), map[string]PresenceEntry{"t": {Hub: "dead", Count: 7, Users: []string{"carol"},
+		Deadline: time.Now().Add(-time.Second)}})
+	p := runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: time.Hour, Frames: 50 * time.Millisecond})
+	all := func(string) bool { return true }
+	seer := subscribeAs(t, h, Viewer{User: "alice", Frames: true, SeeUsers: all}, "t")
+	counter := subscribeAs(t, h, Viewer{Frames: true}, "t")
+	quiet := subscribeAs(t, h, Viewer{User: "dave"}, "t")
+
+	tot, err := p.Total(context.Background(), "t")
+	if err != nil || tot.Count != 5 || tot.Hubs != 2 || !slices.Equal(tot.Users, []string{"alice", "bob", "dave"}) {
+		t.Fatalf("Total = %+v, %v; want 5 streams on 2 hubs, users alice bob dave", tot, err)
+	}
+	frame := func(s *Subscription) map[string]any {
+		var got map[string]any
+		testutil.Eventually(t, 5*time.Second, "a presence frame", func() bool {
+			for _, ev := range s.Take(nil, 10) {
+				if ev.Type == PresenceType && !ev.Stored() {
+					got = nil
+					_ = json.Unmarshal(ev.Data, &got)
+				}
+			}
+			return got != nil && got["count"] == float64(5)
+		})
+		return got
+	}
+	if f := frame(seer); f["users"] == nil || f["hubs"] != float64(2) {
+		t.Errorf("frame to a viewer who may see users = %v, want users and hubs 2", f)
+	}
+	if f := frame(counter); f["users"] != nil {
+		t.Errorf("frame to a viewer who may not see users = %v, want the count only", f)
+	}
+	if evs := quiet.Take(nil, 10); len(evs) != 0 {
+		t.Errorf("a stream that did not ask for frames got %d events", len(evs))
+	}
+	quiet.Close() // dave leaves: the count and the users change
+	testutil.Eventually(t, 5*time.Second, "a frame without dave", func() bool {
+		for _, ev := range seer.Take(nil, 10) {
+			var got Total
+			if json.Unmarshal(ev.Data, &got) == nil && got.Count == 4 && !slices.Contains(got.Users, "dave") {
+				return true
+			}
+		}
+		return false
+	})
+}
