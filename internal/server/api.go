@@ -257,7 +257,7 @@ func (a *api) history(c echo.Context) error {
 	out := make([]pubsub.Envelope, len(evs))
 	next := after.String()
 	for i, ev := range evs {
-		out[i] = pubsub.Envelope{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Data: ev.Data}
+		out[i] = pubsub.Envelope{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Trace: ev.TraceParent, Data: ev.Data}
 		next = ev.IDText
 	}
 	return c.JSON(http.StatusOK, map[string]any{"topic": topic, "events": out, "next": next, "more": more})
