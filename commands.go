@@ -132,7 +132,7 @@ func publishCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string
 	if *key == "" {
 		*key = rand.Text() // a retry inside this run (through a failover) is then safe
 	}
-	pub := newPublisher(cfg, rdb, nil)
+	pub := newPublisher(cfg, rdb, nil, nil)
 	ctx, cancel := context.WithTimeout(ctx, cfg.Redis.PublishRetry+10*time.Second)
 	defer cancel()
 	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key, Publisher: *publisher})
@@ -184,7 +184,7 @@ func demoCommand(ctx context.Context, c *cli, fs *flag.FlagSet, args []string) e
 	}
 	defer rdb.Close()
 	log.Info().Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Str("topic", demo.Topic).Msg("demo agents publishing")
-	demo.Run(ctx, newPublisher(cfg, rdb, nil), rdb, nil, log)
+	demo.Run(ctx, newPublisher(cfg, rdb, nil, nil), rdb, nil, log)
 	return nil
 }
 

@@ -58,12 +58,16 @@ func (t tracedBroadcaster) Broadcast(ev *hub.Event) {
 		return
 	}
 	ctx := trace.ContextWithRemoteSpanContext(context.Background(), sc)
-	_, span := t.tracer.Start(ctx, SpanFanOut, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(attribute.String("hub.topic", ev.Topic), attribute.String("hub.event_id", ev.IDText),
-			attribute.String("hub.event_source", string(ev.Source))))
+	_, span := t.tracer.Start(ctx, SpanFanOut, consumerSpan)
+	if span.IsRecording() { // attributes only for a sampled event: one sampled out costs little more than the check
+		span.SetAttributes(attribute.String("hub.topic", ev.Topic), attribute.String("hub.event_id", ev.IDText),
+			attribute.String("hub.event_source", string(ev.Source)))
+	}
 	t.b.Broadcast(ev)
 	span.End()
 }
+
+var consumerSpan = trace.WithSpanKind(trace.SpanKindConsumer)
 
 // traced wraps b when tracing is on.
 func traced(b Broadcaster, tracer trace.Tracer) Broadcaster {

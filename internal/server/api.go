@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
@@ -41,6 +42,7 @@ type api struct {
 	sec           *Security
 	obs           *observer
 	check         *eventschema.Checker
+	tracer        trace.Tracer // nil: tracing off
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -117,9 +119,12 @@ func (a *api) publish(c echo.Context) error {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
+	if a.tracer != nil {
+		trace.SpanFromContext(r.Context()).SetAttributes(topicAttr(in.Topic))
+	}
 	// Keys are the token subject's own: another publisher's key of the same name is another record.
 	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data,
-		IdempotencyKey: key, Publisher: identity(c).Subject})
+		IdempotencyKey: key, Publisher: identity(c).Subject, TraceParent: a.traceParent(c)})
 	switch {
 	case err == nil && res.Duplicate:
 		a.published.WithLabelValues("duplicate").Inc()
