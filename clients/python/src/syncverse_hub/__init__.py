@@ -10,7 +10,7 @@ here is stored, delivered live and replayed exactly like one published by the hu
 from .progress import STATUSES, progress
 from .publisher import Batch, BatchError, Event, Publisher, PublishResult
 from .script import publish_script
-from .validate import RESERVED_TYPES, EventTooLarge, IdempotencyConflict, InvalidEvent
+from .validate import RESERVED_TYPES, EventTooLarge, IdempotencyConflict, InvalidEvent, TraceParentIgnored
 
 __all__ = ["Batch", "BatchError", "Event", "EventTooLarge", "IdempotencyConflict", "InvalidEvent", "Publisher", "PublishResult",
-           "RESERVED_TYPES", "STATUSES", "progress", "publish_script"]
+           "RESERVED_TYPES", "STATUSES", "TraceParentIgnored", "progress", "publish_script"]
