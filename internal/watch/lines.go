@@ -26,6 +26,9 @@ func formatLine(l LogLine, withTopic, color bool) string {
 	if l.Text != "" {
 		parts = append(parts, l.Text)
 	}
+	if l.Trace != "" {
+		parts = append(parts, "trace="+l.Trace)
+	}
 	// The hub validates topics and types, but nothing from the wire reaches the terminal as control.
 	return paint(color, levelStyle[l.Level], oneLine(strings.Join(parts, " ")))
 }
@@ -102,7 +105,8 @@ func (l *Lines) State(state, detail string) {
 func (l *Lines) Tick(time.Time) {}
 
 // JSON is the pass-through sink: each event, control frames too, as one JSON line
-// {"topic","id","type","data","time"}; the id is absent for control frames and ephemeral events.
+// {"topic","id","type","data","time"} and "trace" when the event carries one; the id is absent for control frames
+// and ephemeral events.
 type JSON struct {
 	W, Notes io.Writer
 	n        *notes
@@ -114,6 +118,7 @@ type jsonLine struct {
 	Type  string          `json:"type"`
 	Data  json.RawMessage `json:"data"`
 	Time  time.Time       `json:"time"`
+	Trace string          `json:"trace,omitempty"`
 }
 
 func (j *JSON) Snapshot(string, []Event, bool) {}
@@ -124,7 +129,7 @@ func (j *JSON) Event(ev Event) {
 		data.Reset()
 		data.WriteString("null")
 	}
-	b, _ := json.Marshal(jsonLine{Topic: ev.Topic, ID: ev.ID, Type: ev.Type, Data: data.Bytes(), Time: ev.Time.UTC()})
+	b, _ := json.Marshal(jsonLine{Topic: ev.Topic, ID: ev.ID, Type: ev.Type, Data: data.Bytes(), Time: ev.Time.UTC(), Trace: ev.Trace})
 	j.W.Write(append(b, '\n'))
 }
 
