@@ -103,3 +103,10 @@ func (r *Receiver) Requests() (n int, bad []string) {
 	defer r.mu.Unlock()
 	return r.requests, append([]string(nil), r.bad...)
 }
+
+// Reset forgets the spans received so far.
+func (r *Receiver) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.spans = nil
+}
