@@ -28,6 +28,8 @@ type Event struct {
 	Data []byte
 	// Source is how the event reached the hub.
 	Source Source
+	// TraceParent is the W3C traceparent its publisher stored with it, or "": the hub's spans join that trace.
+	TraceParent string
 
 	wireOnce sync.Once
 	wire     []byte

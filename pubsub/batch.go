@@ -52,7 +52,8 @@ func (p *Publisher) sendBatch(ctx context.Context, msgs []Message, todo []int, i
 		if m.Type == "" {
 			m.Type = hub.DefaultType
 		}
-		keys, args := p.scriptCall(m)
+		tp, _ := traceParentFor(ctx, m) // an invalid one is dropped here as in PublishMessage
+		keys, args := p.scriptCall(m, tp)
 		cmds[k] = p.script.EvalSha(ctx, pipe, keys, args...)
 	}
 	_, _ = pipe.Exec(ctx) // each command carries its own error

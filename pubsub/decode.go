@@ -55,6 +55,9 @@ func fromEntry(topic string, m redis.XMessage, max int, src hub.Source) (*hub.Ev
 	}
 	d, _ := m.Values["d"].(string)
 	ev.Data = []byte(d)
+	if tp, ok := m.Values["tp"].(string); ok {
+		ev.TraceParent = validTraceParent(tp)
+	}
 	if r := checkData(ev.Data, max); r != "" {
 		return ev, r
 	}
@@ -64,10 +67,12 @@ func fromEntry(topic string, m redis.XMessage, max int, src hub.Source) (*hub.Ev
 // Envelope is an event as the publish script PUBLISHes it on the live channel, and as GET
 // /topics/{topic}/history shows it: one type for both, so the two cannot drift apart.
 type Envelope struct {
-	ID   string          `json:"id"`
-	Prev string          `json:"prev"`
-	Type string          `json:"type"`
-	Data json.RawMessage `json:"data"`
+	ID   string `json:"id"`
+	Prev string `json:"prev"`
+	Type string `json:"type"`
+	// Trace is the publisher's W3C traceparent, when the event was published with one.
+	Trace string          `json:"trace,omitempty"`
+	Data  json.RawMessage `json:"data"`
 }
 
 // decodeLive parses a live message: an envelope, or any other JSON (an ephemeral event). It returns the event and
@@ -108,6 +113,9 @@ func envelopeEvent(topic string, env Envelope, max int) (*hub.Event, string) {
 		return nil, dropBadEnvelope
 	}
 	ev := &hub.Event{Topic: topic, ID: id, IDText: env.ID, Prev: prev, Type: env.Type, Data: env.Data, Source: hub.SourceLive}
+	if env.Trace != "" {
+		ev.TraceParent = validTraceParent(env.Trace)
+	}
 	if hub.ValidateType(env.Type) != nil {
 		return ev, dropBadType
 	}
@@ -120,17 +128,29 @@ func envelopeEvent(topic string, env Envelope, max int) (*hub.Event, string) {
 	return ev, ""
 }
 
-// The envelope as publish.lua concatenates it: {"id":"<id>","prev":"<id>","type":"<type>","data":<data>}.
+// The envelope as publish.lua concatenates it: {"id":"<id>","prev":"<id>","type":"<type>","data":<data>}, with
+// "trace":"<traceparent>", before data, when the event has one.
 const (
-	envID   = `{"id":"`
-	envPrev = `","prev":"`
-	envType = `","type":"`
-	envData = `","data":`
+	envID    = `{"id":"`
+	envPrev  = `","prev":"`
+	envType  = `","type":"`
+	envData  = `","data":`
+	envTrace = `","trace":"`
 )
+
+// validTraceParent returns tp when it is a valid traceparent, else "": a stored or published one that is not (it
+// did not come from the script) is not followed.
+func validTraceParent(tp string) string {
+	if _, err := ParseTraceParent(tp); err != nil {
+		return ""
+	}
+	return tp
+}
 
 // idBytes and typeBytes are the characters of a stream id and of an event type: nothing json.Unmarshal would
 // unescape or replace, so a string made of them decodes to its own bytes.
-var idBytes, typeBytes = byteSet("0123456789-"), byteSet("abcdefghijklmnopqrstuvwxyz0123456789._-")
+var idBytes, typeBytes, traceBytes = byteSet("0123456789-"), byteSet("abcdefghijklmnopqrstuvwxyz0123456789._-"),
+	byteSet("0123456789abcdef-")
 
 func byteSet(chars string) (set [256]bool) {
 	for i := 0; i < len(chars); i++ {
@@ -150,10 +170,15 @@ func fastEnvelope(payload []byte) (env Envelope, ok bool) {
 	idEnd, ok1 := field(payload, len(envID), &idBytes, envPrev)
 	prevEnd, ok2 := field(payload, idEnd+len(envPrev), &idBytes, envType)
 	typeEnd, ok3 := field(payload, prevEnd+len(envType), &typeBytes, envData)
+	traceStart, traceEnd := typeEnd, typeEnd
+	if !ok3 && ok1 && ok2 && typeEnd > prevEnd+len(envType) && hasAt(payload, typeEnd, envTrace) {
+		traceStart = typeEnd + len(envTrace)
+		traceEnd, ok3 = field(payload, traceStart, &traceBytes, envData)
+	}
 	if !ok1 || !ok2 || !ok3 {
 		return env, false
 	}
-	start := typeEnd + len(envData)
+	start := traceEnd + len(envData)
 	data := payload[start : n-1 : n-1] // all up to the final }, which must close the envelope: one JSON value
 	if len(data) == 0 || isSpace(data[0]) || isSpace(data[len(data)-1]) || !json.Valid(data) {
 		return env, false
@@ -165,10 +190,11 @@ func fastEnvelope(payload []byte) (env Envelope, ok bool) {
 	}
 	head := string(payload[:start]) // one allocation for id, prev and type
 	return Envelope{
-		ID:   head[len(envID):idEnd],
-		Prev: head[idEnd+len(envPrev) : prevEnd],
-		Type: head[prevEnd+len(envType) : typeEnd],
-		Data: data,
+		ID:    head[len(envID):idEnd],
+		Prev:  head[idEnd+len(envPrev) : prevEnd],
+		Type:  head[prevEnd+len(envType) : typeEnd],
+		Trace: head[traceStart:traceEnd],
+		Data:  data,
 	}, true
 }
 

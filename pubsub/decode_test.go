@@ -94,6 +94,8 @@ func FuzzDecodeLive(f *testing.F) {
 
 // envelopeSeeds are envelopes as the script writes them and near misses of that layout.
 var envelopeSeeds = []string{
+	`{"id":"5-1","prev":"5-0","type":"x","trace":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","data":1}`,
+	`{"id":"5-1","prev":"5-0","type":"x","trace":"00-00000000000000000000000000000000-b7ad6b7169203331-01","data":1}`,
 	`{"id":"1733220000000-0","prev":"0-0","type":"progress","data":{"workflow":"wf-1","step":"compile","progress":0.42}}`,
 	`{"id":"5-1","prev":"5-0","type":"progress","data":{"a":[1,{"b":"}"}]}}`,
 	`{"id":"5-1","prev":"5-0","type":"x","data":"x"}`,
@@ -139,13 +141,13 @@ func sameDecode(t *testing.T, payload string, max int) {
 		return
 	}
 	if fast.Topic != slow.Topic || fast.ID != slow.ID || fast.IDText != slow.IDText || fast.Prev != slow.Prev ||
-		fast.Type != slow.Type || !bytes.Equal(fast.Data, slow.Data) || (fast.Data == nil) != (slow.Data == nil) || fast.Source != slow.Source {
+		fast.Type != slow.Type || fast.TraceParent != slow.TraceParent || !bytes.Equal(fast.Data, slow.Data) || (fast.Data == nil) != (slow.Data == nil) || fast.Source != slow.Source {
 		t.Fatalf("decodeLive(%.300q, max %d) = %s; decodeLiveSlow = %s", payload, max, eventFields(fast), eventFields(slow))
 	}
 }
 
 func eventFields(ev *hub.Event) string {
-	return fmt.Sprintf("{Topic:%q ID:%v IDText:%q Prev:%v Type:%q Data:%.300q Source:%v}", ev.Topic, ev.ID, ev.IDText, ev.Prev, ev.Type, ev.Data, ev.Source)
+	return fmt.Sprintf("{Topic:%q ID:%v IDText:%q Prev:%v Type:%q Trace:%q Data:%.300q Source:%v}", ev.Topic, ev.ID, ev.IDText, ev.Prev, ev.Type, ev.TraceParent, ev.Data, ev.Source)
 }
 
 // FuzzDecodeLiveFastPath checks decodeLive against decodeLiveSlow on payload, and on the script's layout filled with
@@ -159,6 +161,8 @@ func FuzzDecodeLiveFastPath(f *testing.F) {
 		{"5-1", "5-0", "a.b_c-9", `"}"`}, {"5-1", "5-0", "x", ` 1`}, {"5-1", "5-0", "x", `1,"data":2`},
 		{"5-1", "5-0", "x", `{}}`}, {"5\\u002d1", "5-0", "x", `null`}, {"5-1", "5-0", "\xff", `[]`},
 		{"5-1", "5-0", "reset", `{}`}, {"", "", "", ""},
+		{"5-1", "5-0", `x","trace":"` + testTraceParent, `1`}, {"5-1", "5-0", `x","trace":"00-1`, `1`},
+		{"5-1", "5-0", `","trace":"` + testTraceParent, `1`},
 	} {
 		f.Add("", p[0], p[1], p[2], p[3], uint16(64))
 	}
@@ -175,6 +179,9 @@ func TestFastEnvelope(t *testing.T) {
 		fast          bool
 	}{
 		{"script envelope", envelopeSeeds[0], true},
+		{"with a trace", `{"id":"5-1","prev":"5-0","type":"x","trace":"` + testTraceParent + `","data":1}`, true},
+		{"with a trace of other characters", `{"id":"5-1","prev":"5-0","type":"x","trace":"00-X","data":1}`, false},
+		{"trace after data", `{"id":"5-1","prev":"5-0","type":"x","data":1,"trace":"` + testTraceParent + `"}`, false},
 		{"} in a data string", `{"id":"5-1","prev":"5-0","type":"x","data":{"a":"}"}}`, true},
 		{"escapes in data", `{"id":"5-1","prev":"5-0","type":"x","data":"a\"}\u00e9"}`, true},
 		{"string data", `{"id":"5-1","prev":"5-0","type":"x","data":"x"}`, true},

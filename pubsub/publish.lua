@@ -37,11 +37,23 @@ end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = '0-0'
 if last[1] then prev = last[1][1] end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data)
+local tp, hex = ARGV[9] or '', '[0-9a-f]'
+if #tp ~= 55 or not string.find(tp, '^' .. string.rep(hex, 2) .. '%-' .. string.rep(hex, 32) .. '%-' .. string.rep(hex, 16) ..
+  '%-' .. string.rep(hex, 2) .. '$') or string.sub(tp, 1, 2) == 'ff' or string.sub(tp, 4, 35) == string.rep('0', 32) or
+  string.sub(tp, 37, 52) == string.rep('0', 16) or (string.sub(tp, 1, 2) == '00' and tonumber(string.sub(tp, 54), 16) > 3) then
+  tp = ''
+end
+local id, trace
+if tp == '' then
+  id, trace = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data), ''
+else
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data, 'tp', tp)
+  trace = '"trace":"' .. tp .. '",'
+end
 if ARGV[6] ~= '' then
   redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
 end
-local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '","data":' .. data .. '}'
+local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '",' .. trace .. '"data":' .. data .. '}'
 redis.call('PUBLISH', ARGV[1], env)
 local fields = {'_cursor', id}
 if type(obj) == 'table' then

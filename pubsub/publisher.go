@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/delay"
@@ -42,6 +43,9 @@ type PublisherConfig struct {
 	// (events.validation): an error refuses the event, warnings are handed back in Result.Warnings and the event
 	// is published all the same. The hub sets it from internal/eventschema; nil checks nothing.
 	Check func(topic, typ string, data []byte) (warnings []string, err error)
+	// Tracer, when not nil, records each run of the publish script as a client span (tracing.enabled); nil costs
+	// nothing.
+	Tracer trace.Tracer
 }
 
 // Publisher publishes events with the publish script. It is safe for concurrent use.
@@ -97,6 +101,11 @@ type Message struct {
 	// one cannot answer or shadow another's. Empty is a name too, shared by every publisher that gives none. At most
 	// MaxPublisherLen bytes.
 	Publisher string
+	// TraceParent, when not empty, is the W3C traceparent of the span that publishes the event: it is stored with
+	// the event and delivered with it, so the hub's spans and any reader can join the publisher's trace. Empty takes
+	// the span context of the publish's context, when it has one. An invalid one is ignored (Result.TraceIgnored);
+	// the event is published without.
+	TraceParent string
 }
 
 // Result is the answer to a publish.
@@ -107,6 +116,9 @@ type Result struct {
 	// Warnings are what PublisherConfig.Check said of the data in mode warn ("progress: 40 is not between 0 and
 	// 1"): the event was published, but the console will show it as invalid.
 	Warnings []string
+	// TraceIgnored says why Message.TraceParent was not stored (it is not a valid traceparent); nil when it was, or
+	// when there was none.
+	TraceIgnored error
 }
 
 // Publish validates and publishes one event, returning its stream id. Publishing is at least once: after an error
@@ -128,11 +140,12 @@ func (p *Publisher) PublishMessage(ctx context.Context, m Message) (Result, erro
 		p.m.done(Result{}, err)
 		return Result{}, err
 	}
-	keys, args := p.scriptCall(m)
-	res := Result{Warnings: warnings}
+	tp, ignored := traceParentFor(ctx, m)
+	keys, args := p.scriptCall(m, tp)
+	res := Result{Warnings: warnings, TraceIgnored: ignored}
 	started := p.now()
 	for {
-		reply, err := p.script.Run(ctx, p.rdb, keys, args...).Result()
+		reply, err := p.runScript(ctx, m.Topic, tp, keys, args)
 		if err == nil {
 			res.ID, res.Duplicate, err = parseReply(reply)
 		}
@@ -191,7 +204,9 @@ func (p *Publisher) finish(topic string, res Result, started time.Time, err erro
 	return res, err
 }
 
-func (p *Publisher) scriptCall(m Message) (keys []string, args []any) {
+// scriptCall lays out the script's keys and arguments; tp, the traceparent, is ARGV[9] (with ARGV[7] and ARGV[8]
+// given, unread, when there is no idempotency key).
+func (p *Publisher) scriptCall(m Message, tp string) (keys []string, args []any) {
 	minID := ""
 	if p.cfg.MaxAge > 0 {
 		minID = strconv.FormatInt(p.now().Add(-p.cfg.MaxAge).UnixMilli(), 10)
@@ -201,6 +216,11 @@ func (p *Publisher) scriptCall(m Message) (keys []string, args []any) {
 	if m.IdempotencyKey != "" {
 		keys = append(keys, p.keys.Idempotency(m.Topic, m.Publisher, m.IdempotencyKey))
 		args = append(args, p.cfg.IdempotencyTTL.Milliseconds(), m.Publisher)
+	} else if tp != "" {
+		args = append(args, 0, "")
+	}
+	if tp != "" {
+		args = append(args, tp)
 	}
 	return keys, args
 }

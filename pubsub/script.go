@@ -23,6 +23,9 @@ import (
 //	ARGV[6]  min id or ""         trim by age with MINID ~ (history.max_age)
 //	ARGV[7]  with KEYS[3]: how long the record is kept, in ms, 1 to 86400000 (history.idempotency_ttl)
 //	ARGV[8]  with KEYS[3]: the publisher whose key it is (the hub's HTTP API gives the token's subject), 0-1024 bytes
+//	ARGV[9]  optional: the publisher's W3C traceparent (ARGV[7] and ARGV[8] are then given, unread without KEYS[3]);
+//	         a valid one (55 bytes of lowercase hex, version not ff, ids not all zero, version 00 with flags 00 to
+//	         03) is stored in the entry as "tp" and in the envelope as "trace" before "data"; anything else is ignored
 //
 // Without KEYS[3] it returns the new entry's id. With it, it returns {id, 0} for a new event and {first id, 1} for a
 // key it has recorded with the same type and data (the record holds "<id> <sha1 of type\ndata>"): the event is then

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -27,6 +28,9 @@ type SubscriberConfig struct {
 	Sharded       bool          // SSUBSCRIBE (Redis 7): each topic's channel is served by its slot's master only; publishers must SPUBLISH
 	Logger        zerolog.Logger
 	Registerer    prometheus.Registerer
+	// Tracer, when not nil, records the broadcast of each event that carries a traceparent as a span of the
+	// publisher's trace (tracing.enabled); nil costs nothing.
+	Tracer trace.Tracer
 }
 
 // DefaultTailCheck is SubscriberConfig.TailCheck's default.
@@ -203,7 +207,7 @@ func (s *Subscriber) Run(ctx context.Context, b hub.Broadcaster) error {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); s.receive(ctx) }()
-	go func() { defer wg.Done(); s.process(ctx, b) }()
+	go func() { defer wg.Done(); s.process(ctx, traced(b, s.cfg.Tracer)) }()
 	<-ctx.Done()
 	_ = s.pubsub().Close() // unblocks the reader
 	wg.Wait()

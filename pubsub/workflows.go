@@ -33,16 +33,16 @@ const (
 // event's data is never decoded); then, asked to, it goes on into the publish script to publish the health event in the
 // same step. Being one script, two replicas judging the same occurrence cannot both record it.
 //
-//	ARGV[9]  the mark's field        ARGV[10] its value
-//	ARGV[11] the workflow's field    ARGV[12] the event id it must still hold, or ""
-//	ARGV[13] "1" to publish ARGV[2..3] as an event
-const verdictPrelude = `if redis.call('HGET', KEYS[2], ARGV[9]) == ARGV[10] then return false end
-if ARGV[12] ~= '' then
-  local cur = redis.call('HGET', KEYS[2], ARGV[11])
-  if not cur or string.match(string.sub(cur, 1, 64), '^{"id":"(%d+%-%d+)"') ~= ARGV[12] then return false end
+//	ARGV[10] the mark's field        ARGV[11] its value
+//	ARGV[12] the workflow's field    ARGV[13] the event id it must still hold, or ""
+//	ARGV[14] "1" to publish ARGV[2..3] as an event
+const verdictPrelude = `if redis.call('HGET', KEYS[2], ARGV[10]) == ARGV[11] then return false end
+if ARGV[13] ~= '' then
+  local cur = redis.call('HGET', KEYS[2], ARGV[12])
+  if not cur or string.match(string.sub(cur, 1, 64), '^{"id":"(%d+%-%d+)"') ~= ARGV[13] then return false end
 end
-redis.call('HSET', KEYS[2], ARGV[9], ARGV[10])
-if ARGV[13] ~= '1' then return 'ok' end
+redis.call('HSET', KEYS[2], ARGV[10], ARGV[11])
+if ARGV[14] ~= '1' then return 'ok' end
 `
 
 // reservedCheck is the publish script's refusal of the hub's own event types; the verdict script publishes
@@ -144,8 +144,8 @@ func (w *Workflows) Commit(ctx context.Context, c workflow.Commit) (bool, error)
 	if !c.Expect.IsZero() {
 		expect = c.Expect.String()
 	}
-	keys, args := w.pub.scriptCall(Message{Topic: c.Topic, Type: typ, Data: data})
-	args = append(args, "", "", // ARGV[7..8], the idempotency record's TTL and publisher: a verdict has no key
+	keys, args := w.pub.scriptCall(Message{Topic: c.Topic, Type: typ, Data: data}, "")
+	args = append(args, "", "", "", // ARGV[7..9], the idempotency record's TTL and publisher and a traceparent: a verdict has none
 		markField(c.Mark, c.Workflow), c.Value, fieldWorkflow+c.Workflow, expect, publish)
 	res, err := w.script.Run(ctx, w.pub.rdb, keys, args...).Result()
 	switch {

@@ -6,7 +6,9 @@ import (
 	"github.com/syncverse/hub/hub"
 )
 
-// Encode returns an event's frame: id (when stored), event and data lines, and the blank line that ends it. Data is
+// Encode returns an event's frame: id (when stored), event, trace (the 32 hex digits of the publisher's trace id, only
+// when the event carries a traceparent: EventSource ignores the field, line readers such as hub watch show it) and
+// data lines, and the blank line that ends it. Data is
 // split at every CR, LF or CRLF into several data lines, so no input can add a field or end the frame early; id and
 // event come from validated values that contain neither. It is computed once per event (hub.Event.Wire).
 func Encode(ev *hub.Event) []byte {
@@ -19,7 +21,21 @@ func Encode(ev *hub.Event) []byte {
 	b = append(b, "event: "...)
 	b = append(b, ev.Type...)
 	b = append(b, '\n')
+	if ev.TraceParent != "" {
+		b = appendTrace(b, ev.TraceParent)
+	}
 	return appendData(b, ev.Data)
+}
+
+// appendTrace writes the trace line of a traceparent (validated when the event was read: 55 bytes of hex and dashes,
+// so nothing in it can end the line).
+func appendTrace(b []byte, traceparent string) []byte {
+	if len(traceparent) < 35 {
+		return b
+	}
+	b = append(b, "trace: "...)
+	b = append(b, traceparent[3:35]...)
+	return append(b, '\n')
 }
 
 func appendData(b, data []byte) []byte {

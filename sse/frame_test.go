@@ -53,6 +53,7 @@ func TestEncode(t *testing.T) {
 type parsedFrame struct {
 	ids, events []string
 	data        []string
+	traces      []string
 }
 
 // parseOneFrame reads b as a browser would and fails the test unless it is exactly one well-formed frame.
@@ -80,8 +81,10 @@ func parseOneFrame(t *testing.T, b []byte) parsedFrame {
 			f.events = append(f.events, value)
 		case "data":
 			f.data = append(f.data, value)
+		case "trace":
+			f.traces = append(f.traces, value)
 		default:
-			t.Fatalf("frame %q has a line %q that is not id, event or data", s, l)
+			t.Fatalf("frame %q has a line %q that is not id, event, trace or data", s, l)
 		}
 	}
 	return f
@@ -93,6 +96,9 @@ func FuzzEncode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data string, isStored bool) {
 		ev := &hub.Event{Topic: "t", Type: "progress", Data: []byte(data)}
+		if len(data)%2 == 1 {
+			ev.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		}
 		if isStored {
 			ev.ID, ev.IDText = hub.ID{Ms: 1732870000000, Seq: 7}, "1732870000000-7"
 		}
@@ -108,6 +114,10 @@ func FuzzEncode(f *testing.F) {
 		if len(fr.ids) != wantIDs || len(fr.events) != 1 || fr.events[0] != "progress" {
 			t.Fatalf("Encode(%q) = %q: %d id and %d event lines, want %d and 1 (progress)", data, out, len(fr.ids), len(fr.events), wantIDs)
 		}
+		if ev.TraceParent != "" && (len(fr.traces) != 1 || fr.traces[0] != "4bf92f3577b34da6a3ce929d0e0e4736") ||
+			ev.TraceParent == "" && len(fr.traces) != 0 {
+			t.Fatalf("Encode(%q) trace lines %q for traceparent %q", data, fr.traces, ev.TraceParent)
+		}
 		want := strings.ReplaceAll(strings.ReplaceAll(data, "\r\n", "\n"), "\r", "\n")
 		if got := strings.Join(fr.data, "\n"); got != want {
 			t.Fatalf("Encode(%q) data lines rejoin to %q, want %q", data, got, want)
@@ -116,4 +126,18 @@ func FuzzEncode(f *testing.F) {
 			t.Fatalf("Encode is not deterministic: %q then %q", out, c)
 		}
 	})
+}
+
+// An event with a traceparent has a trace line of its trace id after the event line; one without has none, and its
+// frame is what it always was.
+func TestEncodeTrace(t *testing.T) {
+	ev := &hub.Event{Topic: "t", IDText: "1-0", ID: hub.ID{Ms: 1}, Type: "progress", Data: []byte(`{}`),
+		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	if got, want := string(Encode(ev)), "id: 1-0\nevent: progress\ntrace: 4bf92f3577b34da6a3ce929d0e0e4736\ndata: {}\n\n"; got != want {
+		t.Errorf("Encode with a traceparent = %q, want %q", got, want)
+	}
+	ev = &hub.Event{Topic: "t", IDText: "1-0", ID: hub.ID{Ms: 1}, Type: "progress", Data: []byte(`{}`)}
+	if got, want := string(Encode(ev)), "id: 1-0\nevent: progress\ndata: {}\n\n"; got != want {
+		t.Errorf("Encode without = %q, want %q", got, want)
+	}
 }

@@ -123,7 +123,7 @@ func publishCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []str
 	if *key == "" {
 		*key = rand.Text() // a retry inside this run (through a failover) is then safe
 	}
-	pub := newPublisher(cfg, rdb, nil)
+	pub := newPublisher(cfg, rdb, nil, nil)
 	ctx, cancel := context.WithTimeout(ctx, max(cfg.Redis.PublishRetry, cfg.Redis.MigrationRetry)+10*time.Second)
 	defer cancel()
 	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key, Publisher: *publisher})
@@ -175,7 +175,7 @@ func demoCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string
 	}
 	defer rdb.Close()
 	log.Info().Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Str("topic", demo.Topic).Msg("demo agents publishing")
-	demo.Run(ctx, newPublisher(cfg, rdb, nil), rdb, nil, log)
+	demo.Run(ctx, newPublisher(cfg, rdb, nil, nil), rdb, nil, log)
 	return nil
 }
 

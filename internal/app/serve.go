@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/syncverse/hub/hub"
@@ -23,6 +24,7 @@ import (
 	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/memtrim"
 	"github.com/syncverse/hub/internal/server"
+	"github.com/syncverse/hub/internal/tracing"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
@@ -47,7 +49,12 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 		return err
 	}
 	defer closeRedis()
-	p, err := build(cfg, rdb, log)
+	tr, err := tracing.Start(ctx, cfg.Tracing.Enabled, getenv, buildVersion(), log)
+	if err != nil {
+		return err
+	}
+	defer tr.ShutdownWithin(cfg.ShutdownTimeout, log) // last: the spans of the drain are flushed too
+	p, err := build(cfg, rdb, log, tr.Tracer)
 	if err != nil {
 		return err
 	}
@@ -143,7 +150,7 @@ func (p *parts) listen(ctx context.Context, cfg config.Config, demo bool, log ze
 
 // build makes every part of the hub from cfg: the metrics registry, the subscriber that feeds the hub, the hub,
 // the publisher, the /events handler and the HTTP edge.
-func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*parts, error) {
+func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger, tracer trace.Tracer) (*parts, error) {
 	p := &parts{reg: prometheus.NewRegistry()}
 	p.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hm := hub.NewMetrics(p.reg)
@@ -155,7 +162,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	sec.LogMode(log, cfg)
 	p.sec = sec
 	subCfg := cfg.SubscriberConfig()
-	subCfg.Logger, subCfg.Registerer = log, p.reg
+	subCfg.Logger, subCfg.Registerer, subCfg.Tracer = log, p.reg, tracer
 	p.sub = pubsub.NewSubscriber(rdb, subCfg)
 	hubCfg := cfg.HubConfig()
 	hubCfg.Metrics, hubCfg.Logger = hm, log
@@ -166,7 +173,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 		p.presence = hub.NewPresence(p.hub, store, cfg.PresenceParts(replicaID()))
 		presence = p.presence
 	}
-	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg))
+	p.pub = newPublisher(cfg, rdb, pubsub.NewPublishMetrics(p.reg), tracer)
 	schemas, err := CompileEventSchemas()
 	if err != nil {
 		return nil, err
@@ -178,7 +185,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger) (*p
 	p.trims = memtrim.NewMetrics(p.reg)
 	p.srv = &http.Server{
 		Handler: server.New(server.Deps{Config: cfg, Redis: rdb, Publisher: p.pub, Subscriber: p.sub, Registry: p.reg,
-			Logger: log, Events: p.events, Security: sec, Checker: p.check, Presence: presence}),
+			Logger: log, Events: p.events, Security: sec, Checker: p.check, Presence: presence, Tracer: tracer}),
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: cfg.Limits.MaxHeaderBytes,
 	}
@@ -212,9 +219,9 @@ func (p *parts) shutdown(timeout time.Duration, log zerolog.Logger) error {
 }
 
 // newPublisher is the publisher of serve and of hub publish; m counts what it answers (nil: nowhere).
-func newPublisher(cfg config.Config, rdb redis.UniversalClient, m *pubsub.PublishMetrics) *pubsub.Publisher {
+func newPublisher(cfg config.Config, rdb redis.UniversalClient, m *pubsub.PublishMetrics, tracer trace.Tracer) *pubsub.Publisher {
 	pc := cfg.PublisherConfig()
-	pc.Metrics = m
+	pc.Metrics, pc.Tracer = m, tracer
 	return pubsub.NewPublisher(rdb, pc)
 }
 

@@ -32,6 +32,7 @@ type Config struct {
 	Auth            AuthConfig    `yaml:"auth"`
 	CORS            CORSConfig    `yaml:"cors"`
 	Metrics         MetricsConfig `yaml:"metrics"`
+	Tracing         TracingConfig `yaml:"tracing"`
 	TLS             TLSConfig     `yaml:"tls"`
 	// H2C serves HTTP/2 without TLS (prior knowledge), for a proxy in front that speaks it to its upstreams.
 	H2C       bool            `yaml:"h2c"`
@@ -219,6 +220,12 @@ type TLSConfig struct {
 type MetricsConfig struct {
 	// Listen, when set, serves /metrics on a listener of its own without auth and takes it off the main one.
 	Listen string `yaml:"listen"`
+}
+
+// TracingConfig turns on OpenTelemetry tracing; where spans go and how many are kept are the standard OTEL_*
+// variables' (docs/tracing.md).
+type TracingConfig struct {
+	Enabled bool `yaml:"enabled"`
 }
 
 type LogConfig struct {

@@ -14,7 +14,7 @@ import (
 // this keeps it so.
 const EnvListKey = cli.EnvListKey
 
-// CheckEnvNames refuses HUB_* variables the hub does not read, naming the closest known one: a typo such as
+// CheckEnvNames refuses HUB_* variables the hub does not read (others, OTEL_* among them, are not its to check), naming the closest known one: a typo such as
 // HUB_REDIS_ULR must not leave the hub running on its defaults.
 func CheckEnvNames(getenv func(string) string) error {
 	list := getenv(EnvListKey)
@@ -24,7 +24,8 @@ func CheckEnvNames(getenv func(string) string) error {
 	known := append(EnvNames(), "HUB_CONFIG")
 	var errs []error
 	for _, name := range strings.Split(list, "\n") {
-		if name == "" || slices.Contains(known, name) {
+		// Only the hub's own: OTEL_* (tracing) and the rest belong to others, whoever lists them.
+		if !strings.HasPrefix(name, "HUB_") || slices.Contains(known, name) {
 			continue
 		}
 		errs = append(errs, fmt.Errorf("%s: unknown variable (did you mean %s?)", name, closest(name, known)))

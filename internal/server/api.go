@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
@@ -42,6 +43,7 @@ type api struct {
 	check         *eventschema.Checker
 	probe         *pinger        // /readyz's PING, one at a time
 	presenceOf    PresenceReader // nil: presence is off
+	tracer        trace.Tracer   // nil: tracing off
 }
 
 func newPublishMetrics(reg prometheus.Registerer) *prometheus.CounterVec {
@@ -121,9 +123,12 @@ func (a *api) publish(c echo.Context) error {
 		a.published.WithLabelValues("invalid").Inc()
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	}
+	if a.tracer != nil {
+		trace.SpanFromContext(r.Context()).SetAttributes(topicAttr(in.Topic))
+	}
 	// Keys are the token subject's own: another publisher's key of the same name is another record.
 	res, err := a.pub.PublishMessage(r.Context(), pubsub.Message{Topic: in.Topic, Type: in.Type, Data: in.Data,
-		IdempotencyKey: key, Publisher: identity(c).Subject})
+		IdempotencyKey: key, Publisher: identity(c).Subject, TraceParent: a.traceParent(c)})
 	switch {
 	case err == nil && res.Duplicate:
 		a.published.WithLabelValues("duplicate").Inc()
@@ -261,7 +266,7 @@ func (a *api) history(c echo.Context) error {
 	out := make([]pubsub.Envelope, len(evs))
 	next := after.String()
 	for i, ev := range evs {
-		out[i] = pubsub.Envelope{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Data: ev.Data}
+		out[i] = pubsub.Envelope{ID: ev.IDText, Prev: ev.Prev.String(), Type: ev.Type, Trace: ev.TraceParent, Data: ev.Data}
 		next = ev.IDText
 	}
 	return c.JSON(http.StatusOK, map[string]any{"topic": topic, "events": out, "next": next, "more": more})

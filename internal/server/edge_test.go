@@ -20,6 +20,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/tracing"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
 )
@@ -32,7 +33,9 @@ type edge struct {
 	Prefix string
 	RDB    *redis.Client
 	Pub    *pubsub.Publisher
-	logs   *lockedBuffer // the edge's warnings and errors, one JSON object a line
+	// Tracing is the edge's tracing: on with HUB_TRACING_ENABLED=true, exporting to the OTEL_* of env.
+	Tracing *tracing.Tracing
+	logs    *lockedBuffer // the edge's warnings and errors, one JSON object a line
 }
 
 func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
@@ -66,13 +69,21 @@ func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	if err != nil {
 		t.Fatalf("NewSecurity: %v", err)
 	}
+	tr, err := tracing.Start(context.Background(), cfg.Tracing.Enabled, func(k string) string { return vars[k] }, "test", log)
+	if err != nil {
+		t.Fatalf("tracing: %v", err)
+	}
+	e.Tracing = tr
+	t.Cleanup(func() { tr.ShutdownWithin(5*time.Second, log) })
 	subCfg := cfg.SubscriberConfig() // as serve builds them
-	subCfg.Logger, subCfg.Registerer = log, reg
+	subCfg.Logger, subCfg.Registerer, subCfg.Tracer = log, reg, tr.Tracer
 	sub := pubsub.NewSubscriber(e.RDB, subCfg)
 	hubCfg := cfg.HubConfig()
 	hubCfg.Metrics = hm
 	h := hub.New(sub, hubCfg)
-	pub := pubsub.NewPublisher(e.RDB, cfg.PublisherConfig())
+	pubCfg := cfg.PublisherConfig()
+	pubCfg.Tracer = tr.Tracer
+	pub := pubsub.NewPublisher(e.RDB, pubCfg)
 	e.Pub = pub
 	evCfg := cfg.EventsConfig()
 	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(reg), sec.AdmitStream, sec.AuthorizeStream
@@ -84,7 +95,7 @@ func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 		presence = tracker
 	}
 	srv := httptest.NewUnstartedServer(New(Deps{Config: cfg, Redis: e.RDB, Publisher: pub, Subscriber: sub, Registry: reg,
-		Logger: log, Events: events, Security: sec, Checker: check, Presence: presence}))
+		Logger: log, Events: events, Security: sec, Checker: check, Presence: presence, Tracer: tr.Tracer}))
 	srv.Config.MaxHeaderBytes = cfg.Limits.MaxHeaderBytes
 	sec.ServerHooks(srv.Config, cfg.Limits.RequestReadTimeout)
 	srv.Start()

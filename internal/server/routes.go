@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/eventschema"
@@ -36,6 +37,8 @@ type Deps struct {
 	Checker *eventschema.Checker
 	// Presence answers GET /topics/{topic}/presence; nil when presence.enabled is off (404).
 	Presence PresenceReader
+	// Tracer, when not nil (tracing.enabled), makes POST /publish a server span, a child of its traceparent.
+	Tracer trace.Tracer
 }
 
 // New returns the hub's HTTP edge: every route, the auth and limit middleware, JSON errors. The server that serves
@@ -46,7 +49,7 @@ func New(d Deps) http.Handler {
 	return d.Security.guard(routes(&api{
 		cfg: d.Config, rdb: d.Redis, pub: d.Publisher, store: d.Subscriber.History, sub: d.Subscriber, reg: d.Registry,
 		log: d.Logger, events: d.Events, published: newPublishMetrics(d.Registry),
-		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security, check: d.Checker,
+		listTruncated: newTopicsMetrics(d.Registry), sec: d.Security, check: d.Checker, tracer: d.Tracer,
 		obs: newObserver(d.Registry, d.Logger, d.Config.Log.Access), probe: &pinger{rdb: d.Redis}, presenceOf: d.Presence,
 	}))
 }
@@ -75,7 +78,7 @@ func echoRoutes(a *api) *echo.Echo {
 	get := func(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) { // HEAD works wherever GET does
 		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, m...)
 	}
-	e.POST("/publish", a.publish, sec.authenticate, sec.limitPublish)
+	e.POST("/publish", a.publish, a.traced, sec.authenticate, sec.limitPublish)
 	get("/topics", a.topics, sec.authenticate)
 	get("/topics/:topic/history", a.history, sec.authenticate, sec.authorizeTopic)
 	get("/topics/:topic/snapshot", a.snapshot, sec.authenticate, sec.authorizeTopic)

@@ -274,7 +274,7 @@ func (f *Follower) handle(ctx context.Context, fr Frame) error {
 		return nil // a repeat: delivered before, or held in the snapshot
 	}
 	p.last, p.resume = id, id
-	f.Sink.Event(Event{Topic: topic, ID: id, Type: fr.Event, Data: data, Time: eventTime(id, now)})
+	f.Sink.Event(Event{Topic: topic, ID: id, Type: fr.Event, Data: data, Time: eventTime(id, now), Trace: traceID(fr.Trace)})
 	return nil
 }
 

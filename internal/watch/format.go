@@ -16,12 +16,26 @@ type LogLine struct {
 	ID                    string
 	Text                  string
 	Level                 string // info, warn or error
+	Trace                 string // the publisher's trace id, or ""
 }
 
 // lineOf is the log line of ev, naming workflow.
 func lineOf(ev Event, workflow string) LogLine {
 	return LogLine{Time: ev.Time, Topic: ev.Topic, Type: ev.Type, Workflow: workflow, ID: ev.ID,
-		Text: Summarize(ev.Type, ev.Data), Level: level(ev.Type, ev.Data)}
+		Text: Summarize(ev.Type, ev.Data), Level: level(ev.Type, ev.Data), Trace: ev.Trace}
+}
+
+// traceID keeps a trace: field that is a trace id (32 lowercase hex digits, not all zero), else "".
+func traceID(s string) string {
+	if len(s) != 32 || s == "00000000000000000000000000000000" {
+		return ""
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	return s
 }
 
 func (m *Model) log(ev Event, workflow string) { m.note(lineOf(ev, workflow)) }

@@ -16,6 +16,8 @@ type Frame struct {
 	Event string
 	Data  string
 	Retry time.Duration // the retry: hint, when the frame carried one
+	// Trace is the trace: field, the trace id of the publisher's span when the event carries one.
+	Trace string
 	// Comment is a line that started with a colon, without it.
 	Comment   string
 	IsComment bool
@@ -62,6 +64,8 @@ func readFrames(r io.Reader, emit func(Frame) bool) error {
 				f.Event = value
 			case "data":
 				data = append(data, value)
+			case "trace":
+				f.Trace = value
 			case "retry":
 				if ms, err := strconv.Atoi(value); err == nil && ms >= 0 {
 					f.Retry = time.Duration(ms) * time.Millisecond

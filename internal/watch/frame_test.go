@@ -31,6 +31,9 @@ func TestReadFrames(t *testing.T) {
 		{"no space after the colon", "id:4-0\nevent:e\ndata:d\n\n", []Frame{{ID: "4-0", HasID: true, Event: "e", Data: "d"}}},
 		{"unfinished frame at the end is dropped", "id: 5-0\nevent: e\ndata: d\n", nil},
 		{"unknown fields are ignored", "foo: bar\nevent: e\ndata: d\n\n", []Frame{{Event: "e", Data: "d"}}},
+		{"trace id", "id: 6-0\nevent: e\ntrace: 4bf92f3577b34da6a3ce929d0e0e4736\ndata: d\n\n", []Frame{
+			{ID: "6-0", HasID: true, Event: "e", Data: "d", Trace: "4bf92f3577b34da6a3ce929d0e0e4736"},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,9 @@ func formatLine(l LogLine, withTopic, color bool) string {
 	if l.Text != "" {
 		parts = append(parts, l.Text)
 	}
+	if l.Trace != "" {
+		parts = append(parts, "trace="+l.Trace)
+	}
 	// The hub validates topics and types, but nothing from the wire reaches the terminal as control.
 	return paint(color, levelStyle[l.Level], oneLine(strings.Join(parts, " ")))
 }
@@ -102,7 +105,8 @@ func (l *Lines) State(state, detail string) {
 func (l *Lines) Tick(time.Time) {}
 
 // JSON is the pass-through sink: each event, control frames too, as one JSON line
-// {"topic","id","type","data","time"}; the id is absent for control frames and ephemeral events.
+// {"topic","id","type","data","time"} and "trace" when the event carries one; the id is absent for control frames
+// and ephemeral events.
 type JSON struct {
 	W, Notes io.Writer
 	// Terminal: W is a terminal, so the characters it would act on or reorder by (DEL, C1 controls, bidi
@@ -117,6 +121,7 @@ type jsonLine struct {
 	Type  string          `json:"type"`
 	Data  json.RawMessage `json:"data"`
 	Time  time.Time       `json:"time"`
+	Trace string          `json:"trace,omitempty"`
 }
 
 func (j *JSON) Snapshot(string, []Event, bool) {}
@@ -127,7 +132,7 @@ func (j *JSON) Event(ev Event) {
 		data.Reset()
 		data.WriteString("null")
 	}
-	b, _ := json.Marshal(jsonLine{Topic: ev.Topic, ID: ev.ID, Type: ev.Type, Data: data.Bytes(), Time: ev.Time.UTC()})
+	b, _ := json.Marshal(jsonLine{Topic: ev.Topic, ID: ev.ID, Type: ev.Type, Data: data.Bytes(), Time: ev.Time.UTC(), Trace: ev.Trace})
 	if j.Terminal {
 		b = escapeJSONForTerminal(b)
 	}

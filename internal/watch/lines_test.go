@@ -53,3 +53,27 @@ func TestJSONPassesEventsThrough(t *testing.T) {
 		t.Errorf("reset line %s, want no id and type reset", lines[1])
 	}
 }
+
+// An event that carries its publisher's trace id shows it: trace=<id> at the end of its line, "trace" in its JSON
+// line; a trace: field that is not a trace id is not shown.
+func TestTraceIDShown(t *testing.T) {
+	const tid = "4bf92f3577b34da6a3ce929d0e0e4736"
+	e := ev("proj", 1, "log", `{"message":"hi"}`)
+	e.Time = time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.Local)
+	e.Trace = traceID(tid)
+	var out bytes.Buffer
+	(&Lines{W: &out}).Event(e)
+	if !strings.HasSuffix(out.String(), " trace="+tid+"\n") {
+		t.Errorf("Lines wrote %q, want it to end with trace=%s", out.String(), tid)
+	}
+	out.Reset()
+	(&JSON{W: &out}).Event(e)
+	if !strings.Contains(out.String(), `"trace":"`+tid+`"`) {
+		t.Errorf("JSON wrote %q, want its trace", out.String())
+	}
+	for _, bad := range []string{"", "x", strings.ToUpper(tid), "00000000000000000000000000000000", tid + "0", "\x1b[2J" + tid[4:]} {
+		if got := traceID(bad); got != "" {
+			t.Errorf("traceID(%q) = %q, want none", bad, got)
+		}
+	}
+}

@@ -17,6 +17,7 @@ type Event struct {
 	Type  string
 	Data  json.RawMessage // one JSON value; data that is not JSON arrives as a JSON string
 	Time  time.Time       // when Redis stored it (from its id, never after it came), else when it came
+	Trace string          // the publisher's trace id, when the event carries one
 }
 
 var terminal = map[string]bool{"succeeded": true, "failed": true, "cancelled": true}

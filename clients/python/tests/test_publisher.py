@@ -291,3 +291,53 @@ def test_max_age_trims_by_minid(rdb, prefix):
     assert n <= 200, f"XLEN after 300 publishes, 150 of them past max_age = {n}, want MINID ~ to trim a node of them"
     assert rdb.xrevrange(f"{prefix}:{{t}}:events", count=1)[0][0].decode() == last.id
     assert Publisher(rdb, prefix=prefix)._call("t", "x", 1, None)[1][5] == "", "no max_age: no MINID"
+
+
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+def test_traceparent_is_stored_and_delivered(rdb, prefix):
+    pub = Publisher(rdb, prefix=prefix, publisher="agent-1")
+    live = rdb.pubsub()
+    live.subscribe(f"{prefix}:{{tr}}:live")
+    assert live.get_message(timeout=5)["type"] == "subscribe"
+    plain = pub.publish("tr", "progress", {"workflow": "wf-1"}, traceparent=TRACEPARENT)
+    keyed = pub.progress("tr", "wf-1", idempotency_key="k-1", traceparent=TRACEPARENT)
+    with pub.batch() as b:
+        b.publish("tr", "log", "x", traceparent=TRACEPARENT)
+    untraced = pub.publish("tr", "log", "y")
+    stored = dict(entries(rdb, prefix, "tr"))
+    for r in (plain, keyed, b.results[0]):
+        assert stored[r.id]["tp"] == TRACEPARENT
+    assert "tp" not in stored[untraced.id]
+    envs = []
+    while len(envs) < 4:
+        m = live.get_message(timeout=5)
+        assert m is not None, f"live channel: got {envs}, want 4 envelopes"
+        if m["type"] == "message":
+            envs.append(json.loads(m["data"]))
+    live.close()
+    assert [e.get("trace") for e in envs] == [TRACEPARENT, TRACEPARENT, TRACEPARENT, None]
+    # The trace goes before data, where the hub's fast envelope reader looks for it.
+    assert rdb.hget(f"{prefix}:{{tr}}:state", "wf:wf-1").decode().startswith(
+        '{"id":"' + keyed.id + '","prev":"' + plain.id + '","type":"progress","trace":"' + TRACEPARENT + '","data":')
+
+
+@pytest.mark.parametrize("bad", [
+    "garbage", TRACEPARENT.upper(), TRACEPARENT + "-x", "ff" + TRACEPARENT[2:],
+    "00-00000000000000000000000000000000-00f067aa0ba902b7-01", TRACEPARENT[:-2] + "04", 42,
+])
+def test_invalid_traceparent_is_ignored_with_a_warning(rdb, prefix, bad):
+    pub = Publisher(rdb, prefix=prefix)
+    with pytest.warns(syncverse_hub.TraceParentIgnored):
+        res = pub.publish("bad.tp", "progress", {"workflow": "wf-1"}, traceparent=bad)
+    assert "tp" not in dict(entries(rdb, prefix, "bad.tp"))[res.id]
+
+
+def test_script_ignores_an_invalid_traceparent_it_is_given(rdb, prefix):
+    """A publisher in another language that sends a bad traceparent still publishes its event, without one."""
+    pub = Publisher(rdb, prefix=prefix)
+    keys, args, _ = pub._call("raw", "progress", {"n": 1}, None)
+    for bad in ("nope", TRACEPARENT.upper(), "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01"):
+        rid = pub._script(keys=keys, args=args + [0, "", bad]).decode()
+        assert "tp" not in dict(entries(rdb, prefix, "raw"))[rid]

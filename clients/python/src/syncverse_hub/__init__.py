@@ -11,7 +11,8 @@ from .progress import STATUSES, progress
 from .publisher import Batch, BatchError, Event, Publisher, PublishResult
 from .schema import VALIDATIONS, problems
 from .script import publish_script
-from .validate import RESERVED_TYPES, EventTooLarge, IdempotencyConflict, InvalidEvent
+from .validate import RESERVED_TYPES, EventTooLarge, IdempotencyConflict, InvalidEvent, TraceParentIgnored
 
 __all__ = ["Batch", "BatchError", "Event", "EventTooLarge", "IdempotencyConflict", "InvalidEvent", "Publisher",
-           "PublishResult", "RESERVED_TYPES", "STATUSES", "VALIDATIONS", "problems", "progress", "publish_script"]
+           "PublishResult", "RESERVED_TYPES", "STATUSES", "TraceParentIgnored", "VALIDATIONS", "problems", "progress",
+           "publish_script"]

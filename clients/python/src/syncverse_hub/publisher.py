@@ -12,7 +12,8 @@ from .progress import build as progress_data
 from .schema import check_validation, problems
 from .script import publish_script
 from .validate import (DEFAULT_MAX_EVENT_BYTES, DEFAULT_TYPE, MAX_IDEMPOTENCY_TTL, MAX_PUBLISHER_LEN, EventTooLarge,
-                       IdempotencyConflict, InvalidEvent, check_key, check_topic, check_type, encode_data)
+                       IdempotencyConflict, InvalidEvent, check_key, check_topic, check_traceparent, check_type,
+                       encode_data)
 
 DEFAULT_PREFIX = "hub"             # redis.prefix
 DEFAULT_MAX_LEN = 10000            # history.max_len
@@ -54,6 +55,7 @@ class Event(NamedTuple):
     type: Optional[str]
     data: Any
     idempotency_key: Optional[str] = None
+    traceparent: Optional[str] = None
 
 
 class BatchError(Exception):
@@ -111,7 +113,7 @@ class Publisher:
         # runs it again; in a pipeline it makes sure the script is loaded before the pipeline is sent.
         self._script = client.register_script(publish_script(sharded))
 
-    def publish(self, topic, type, data, idempotency_key=None):
+    def publish(self, topic, type, data, idempotency_key=None, traceparent=None):
         """Publish one event and return its PublishResult (id, duplicate, retries).
 
         type None or "" means "progress". data is any JSON-encodable value, or bytes holding one JSON value. Invalid
@@ -119,8 +121,11 @@ class Publisher:
         With an idempotency_key the publish is safe to repeat for idempotency_ttl: a key seen before with the same
         type and data answers the first event's id with duplicate=True and stores nothing; with other type or data
         it raises IdempotencyConflict and stores nothing.
+        traceparent, a W3C traceparent (e.g. of the OpenTelemetry span publishing it), is stored and delivered with
+        the event, so the hub's spans join that trace; an invalid one is left out with a TraceParentIgnored warning
+        and the event is published all the same.
         """
-        keys, args, warnings = self._call(topic, type, data, idempotency_key)
+        keys, args, warnings = self._call(topic, type, data, idempotency_key, traceparent)
         started, retries = time.monotonic(), 0
         while True:
             try:
@@ -139,10 +144,10 @@ class Publisher:
                     raise
                 raise refused from e
 
-    def progress(self, topic, workflow, *, idempotency_key=None, **fields):
+    def progress(self, topic, workflow, *, idempotency_key=None, traceparent=None, **fields):
         """Publish a progress event of workflow and fields (see syncverse_hub.progress) on topic; the data is held to
         its schema by the publisher's validation."""
-        return self.publish(topic, "progress", progress_data(workflow, **fields), idempotency_key)
+        return self.publish(topic, "progress", progress_data(workflow, **fields), idempotency_key, traceparent)
 
     def batch(self):
         """A Batch: `with publisher.batch() as b: b.publish(...)` sends every event in one round trip at the end."""
@@ -160,7 +165,7 @@ class Publisher:
             b.publish(*ev)
         return b.send()
 
-    def _call(self, topic, type, data, idempotency_key):
+    def _call(self, topic, type, data, idempotency_key, traceparent=None):
         """Validate an event and return the script's KEYS and ARGV for it, and the warnings about its data."""
         event_type = type or DEFAULT_TYPE
         check_topic(topic)
@@ -177,6 +182,11 @@ class Publisher:
             who = self.publisher.replace("%", "%25").replace(":", "%3A")
             keys.append(base + "idem:" + who + ":" + idempotency_key)
             args += [self.idempotency_ttl_ms, self.publisher]
+        traceparent = check_traceparent(traceparent)
+        if traceparent is not None:
+            if idempotency_key is None:
+                args += [0, ""]  # ARGV[7] and ARGV[8], not read without a key
+            args.append(traceparent)
         return keys, args, warnings
 
     def _check(self, topic, event_type, raw):
@@ -212,16 +222,16 @@ class Batch:
         self._calls = []
         self.results = None
 
-    def publish(self, topic, type, data, idempotency_key=None):
+    def publish(self, topic, type, data, idempotency_key=None, traceparent=None):
         """Add an event; return its index in results."""
         if self.results is not None:
             raise RuntimeError("batch already sent")
-        keys, args, warnings = self._pub._call(topic, type, data, idempotency_key)
+        keys, args, warnings = self._pub._call(topic, type, data, idempotency_key, traceparent)
         self._calls.append((topic, (keys, args), warnings))
         return len(self._calls) - 1
 
-    def progress(self, topic, workflow, *, idempotency_key=None, **fields):
-        return self.publish(topic, "progress", progress_data(workflow, **fields), idempotency_key)
+    def progress(self, topic, workflow, *, idempotency_key=None, traceparent=None, **fields):
+        return self.publish(topic, "progress", progress_data(workflow, **fields), idempotency_key, traceparent)
 
     def send(self):
         """Send every event in one pipeline; return their PublishResults or raise BatchError."""

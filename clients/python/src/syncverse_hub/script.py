@@ -16,6 +16,8 @@ from importlib import resources
 #   ARGV[4] history.max_len             ARGV[5] max event bytes
 #   ARGV[6] min id for MINID trimming or ""           ARGV[7] with KEYS[3]: the key's TTL in ms (at most 24 h)
 #   ARGV[8] with KEYS[3]: the publisher
+#   ARGV[9] optional: a W3C traceparent, stored as "tp" and in the envelope as "trace" (ARGV[7..8] given, unread,
+#           without KEYS[3]); an invalid one is ignored by the script
 # It answers the new id, or {id, 0|1} with KEYS[3] (1: the key seen before with the same type and data, nothing
 # stored or delivered); the key seen before with other type or data is the error "idempotency key reused with other
 # content".

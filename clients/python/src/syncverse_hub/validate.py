@@ -17,6 +17,8 @@ MAX_JSON_DEPTH = 1000
 _TOPIC = re.compile(r"[A-Za-z0-9._:-]+")
 _TYPE = re.compile(r"[a-z0-9._-]+")
 _KEY = re.compile(r"[!-~]+")
+# A W3C traceparent as the hub stores it: version 00's layout, lowercase hex (pubsub.ParseTraceParent).
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 
 
 class InvalidEvent(ValueError):
@@ -136,3 +138,21 @@ def _check_string(raw, i):
                     i += 6
         i += 1
     return i
+
+
+class TraceParentIgnored(UserWarning):
+    """A traceparent that is not a valid W3C one was left out; the event was published without it."""
+
+
+def check_traceparent(traceparent):
+    """Return traceparent when it is a valid W3C traceparent as the hub stores it, else None with a
+    TraceParentIgnored warning: tracing never costs a publish."""
+    if traceparent is None or traceparent == "":
+        return None
+    m = _TRACEPARENT.fullmatch(traceparent) if isinstance(traceparent, str) else None
+    if m is None or m[1] == "ff" or m[2] == "0" * 32 or m[3] == "0" * 16 or (m[1] == "00" and int(m[4], 16) > 3):
+        import warnings
+        warnings.warn(TraceParentIgnored(f"invalid traceparent {traceparent!r:.80} ignored; the event is published "
+                                         "without it"), stacklevel=3)
+        return None
+    return traceparent
