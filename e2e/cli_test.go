@@ -1,24 +1,12 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-// hubCLI runs the program as a shell would, with env as its whole environment, and returns the exit status and
-// what it wrote, main's last words on stderr included.
-func hubCLI(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb, nil)
-	code = exitCode(err, &errb)
-	return code, out.String(), errb.String()
-}
 
 // The commands every `hub help` lists; other commands may join them.
 var listedCommands = []string{"serve", "publish", "watch", "topics", "history", "demo", "healthcheck", "token", "config check", "version", "help"}

@@ -19,4 +19,8 @@ var (
 	readFile    = hubtest.ReadFile
 	shellWords  = hubtest.ShellWords
 	freeBusPort = hubtest.FreeBusPort
+	startCmd    = hubtest.StartCmd
+	runCmd      = hubtest.RunCmd
+	tokenExpiry = hubtest.TokenExpiry
+	hubCLI      = hubtest.CLI
 )

@@ -51,20 +51,6 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 	}
 }
 
-// tokenExpiry reads exp the way the hub does.
-func tokenExpiry(t testing.TB, tok string) time.Time {
-	t.Helper()
-	v, err := auth.NewVerifier(auth.Config{HMACSecret: []byte(testSecret)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := v.Verify(tok)
-	if err != nil {
-		t.Fatalf("Verify(own token): %v", err)
-	}
-	return id.Expires
-}
-
 // serve refuses a public listen address when no auth is configured, says why, and starts nothing.
 func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 	rs := redistest.Start(t)

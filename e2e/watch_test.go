@@ -17,62 +17,6 @@ import (
 	"github.com/syncverse/hub/internal/testutil"
 )
 
-// cmdRun is one `hub ...` command run in-process with run(), until its context is cancelled or it returns.
-type cmdRun struct {
-	cancel context.CancelFunc
-	done   chan error
-	stderr *syncBuffer
-}
-
-// startCmd runs `hub args...` with stdout (a terminal or a buffer) and the environment env ("KEY=VALUE").
-func startCmd(t *testing.T, stdout io.Writer, env []string, args ...string) *cmdRun {
-	t.Helper()
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &cmdRun{cancel: cancel, done: make(chan error, 1), stderr: &syncBuffer{}}
-	go func() {
-		c.done <- run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, c.stderr, nil)
-	}()
-	t.Cleanup(func() { c.stop(t) })
-	return c
-}
-
-// stop cancels the command, as Ctrl-C does through main's signal context, and returns what run returned.
-func (c *cmdRun) stop(t *testing.T) error {
-	t.Helper()
-	if c.cancel == nil {
-		return nil
-	}
-	c.cancel()
-	c.cancel = nil
-	select {
-	case err := <-c.done:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the command did not return within 10s of its context's end")
-		return nil
-	}
-}
-
-// runCmd runs `hub args...` to its end and returns what run returned.
-func runCmd(t *testing.T, stdout io.Writer, env []string, args ...string) (stderr string, err error) {
-	t.Helper()
-	c := startCmd(t, stdout, env, args...)
-	select {
-	case err = <-c.done:
-		c.cancel()
-		c.cancel = nil
-		return c.stderr.String(), err
-	case <-time.After(15 * time.Second):
-		t.Fatalf("hub %v did not return within 15s", args)
-		return "", nil
-	}
-}
-
 // In a terminal, hub watch draws a table of the topic's workflows with progress bars, redraws it in place as
 // events come, and after a restart whose history was trimmed meanwhile it handles the hub's reset by reloading
 // the snapshot: a workflow whose only event was trimmed appears. Cancelling it (Ctrl-C) ends it cleanly.
@@ -129,7 +73,7 @@ func TestWatchTableInPTY(t *testing.T) {
 		t.Errorf("the latest events do not tell of the reset:\n%s", strings.Join(lines, "\n"))
 	}
 
-	if err := w.stop(t); err != nil {
+	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch after its context ended = %v, want nil (exit 0)", err)
 	}
 	testutil.Eventually(t, 5*time.Second, "the cursor given back at the end", func() bool {
@@ -210,13 +154,13 @@ func TestWatchPlainLines(t *testing.T) {
 	if !strings.HasSuffix(lines[3], "wf-2 while away") || !strings.HasSuffix(lines[4], "wf-2 after the restart") {
 		t.Errorf("lines after the restart = %q, want the event published meanwhile, then the live one", lines[3:])
 	}
-	if err := w.stop(t); err != nil {
+	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch = %v, want nil", err)
 	}
 	if n := len(out.Lines()); n != 5 {
 		t.Errorf("hub watch printed %d lines, want 5 (each event once):\n%s", n, out.String())
 	}
-	if notes := w.stderr.String(); !strings.Contains(notes, "hub watch: ") || !strings.Contains(notes, "live again") {
+	if notes := w.Stderr(); !strings.Contains(notes, "hub watch: ") || !strings.Contains(notes, "live again") {
 		t.Errorf("stderr = %q, want the reconnect told and the recovery", notes)
 	}
 }
@@ -233,7 +177,7 @@ func TestWatchJSON(t *testing.T) {
 	// Two streams can hand out the same id in one millisecond: wait for the third event by its topic and id.
 	third := `"topic":"watch.json","id":"` + ids[2] + `"`
 	testutil.Eventually(t, 10*time.Second, "three events as JSON lines", func() bool { return strings.Contains(term.out.String(), third) })
-	if err := w.stop(t); err != nil {
+	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --json = %v, want nil", err)
 	}
 	var got []map[string]any
@@ -351,7 +295,7 @@ func TestWatchToken(t *testing.T) {
 	var out syncBuffer
 	w := startCmd(t, &out, nil, "watch", "--topic", "sec.one", "--history", "1", "--token-file", file, "--url", h.URL)
 	testutil.Eventually(t, 10*time.Second, "the event through --token-file", func() bool { return strings.Contains(out.String(), "w kept") })
-	if err := w.stop(t); err != nil {
+	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --token-file = %v", err)
 	}
 

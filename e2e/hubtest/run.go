@@ -1,6 +1,7 @@
 package hubtest
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/internal/app"
+	"github.com/syncverse/hub/internal/cli"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
@@ -17,6 +19,16 @@ import (
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer,
 	listening func(url string)) error {
 	return app.Run(ctx, app.Env{Args: args, Getenv: getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, Listening: listening})
+}
+
+// CLI runs the program as a shell would, with env as its whole environment, and returns the exit status and what
+// it wrote, main's last words on stderr included.
+func CLI(t testing.TB, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb, nil)
+	code = cli.ExitCode(err, "hub", &errb)
+	return code, out.String(), errb.String()
 }
 
 // Main is the TestMain of the end-to-end packages. It runs the tests from the module root, where they find the

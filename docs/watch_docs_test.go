@@ -1,4 +1,4 @@
-package e2e
+package docs_test
 
 import (
 	"strings"
@@ -36,7 +36,7 @@ func TestWatchingDocsExamples(t *testing.T) {
 		testutil.Eventually(t, 10*time.Second, line+" printing the published event", func() bool {
 			return strings.Contains(out.String(), "demo progress wf-1 compile · 40% · running")
 		})
-		if err := w.stop(t); err != nil {
+		if err := w.Stop(t); err != nil {
 			t.Errorf("docs/watching.md: %s = %v after Ctrl-C, want nil", line, err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build slow
 
-package e2e
+package browser
 
 import (
 	"context"

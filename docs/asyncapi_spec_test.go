@@ -1,4 +1,4 @@
-package e2e
+package docs_test
 
 import (
 	"testing"
@@ -7,9 +7,9 @@ import (
 )
 
 // docs/asyncapi.yaml is a valid AsyncAPI 3.0.0 document by the specification's own JSON Schema
-// (e2e/testdata/asyncapi/3.0.0.json, from @asyncapi/specs): every object, binding and field where the spec allows it.
+// (docs/testdata/asyncapi/3.0.0.json, from @asyncapi/specs): every object, binding and field where the spec allows it.
 func TestAsyncAPIMatchesTheSpecification(t *testing.T) {
-	spec, err := jsonschema.NewCompiler().Compile("e2e/testdata/asyncapi/3.0.0.json")
+	spec, err := jsonschema.NewCompiler().Compile("docs/testdata/asyncapi/3.0.0.json")
 	if err != nil {
 		t.Fatalf("compile the AsyncAPI 3.0.0 schema: %v", err)
 	}

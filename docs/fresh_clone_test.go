@@ -1,6 +1,6 @@
 //go:build slow && unix
 
-package e2e
+package docs_test
 
 import (
 	"bufio"

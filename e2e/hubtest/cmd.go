@@ -1,0 +1,68 @@
+package hubtest
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Cmd is one `hub ...` command run in-process with Run, until its context is cancelled or it returns.
+type Cmd struct {
+	cancel context.CancelFunc
+	done   chan error
+	stderr *SyncBuffer
+}
+
+// StartCmd runs `hub args...` with stdout (a terminal or a buffer) and the environment env ("KEY=VALUE").
+func StartCmd(t *testing.T, stdout io.Writer, env []string, args ...string) *Cmd {
+	t.Helper()
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cmd{cancel: cancel, done: make(chan error, 1), stderr: &SyncBuffer{}}
+	go func() {
+		c.done <- Run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, c.stderr, nil)
+	}()
+	t.Cleanup(func() { c.Stop(t) })
+	return c
+}
+
+// Stop cancels the command, as Ctrl-C does through main's signal context, and returns what Run returned.
+func (c *Cmd) Stop(t *testing.T) error {
+	t.Helper()
+	if c.cancel == nil {
+		return nil
+	}
+	c.cancel()
+	c.cancel = nil
+	select {
+	case err := <-c.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the command did not return within 10s of its context's end")
+		return nil
+	}
+}
+
+// Stderr is what the command wrote to stderr so far.
+func (c *Cmd) Stderr() string { return c.stderr.String() }
+
+// RunCmd runs `hub args...` to its end and returns what Run returned.
+func RunCmd(t *testing.T, stdout io.Writer, env []string, args ...string) (stderr string, err error) {
+	t.Helper()
+	c := StartCmd(t, stdout, env, args...)
+	select {
+	case err = <-c.done:
+		c.cancel()
+		c.cancel = nil
+		return c.stderr.String(), err
+	case <-time.After(15 * time.Second):
+		t.Fatalf("hub %v did not return within 15s", args)
+		return "", nil
+	}
+}
