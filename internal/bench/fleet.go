@@ -16,6 +16,7 @@ import (
 
 	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/progress"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -250,7 +251,7 @@ func (r *fleetRun) openStreams(ctx context.Context) error {
 		r.loaders = append(r.loaders, p)
 	}
 	within := 2*time.Minute + time.Duration(o.conns)*time.Millisecond
-	err := pollUntil(ctx, within, fmt.Sprintf("%d streams open", o.conns), func() bool {
+	err := rig.Poll(ctx, within, pollEvery, fmt.Sprintf("%d streams open", o.conns), func() bool {
 		s := r.status()
 		return int(s.Opened) == o.conns && int(s.Open) == o.conns
 	})
@@ -258,7 +259,7 @@ func (r *fleetRun) openStreams(ctx context.Context) error {
 		s := r.status()
 		return r.loaderTrouble(fmt.Errorf("%w (%d opened once, %d open now)", err, s.Opened, s.Open))
 	}
-	return pollUntil(ctx, time.Minute, "the hubs count every stream", func() bool {
+	return rig.Poll(ctx, time.Minute, pollEvery, "the hubs count every stream", func() bool {
 		n := 0
 		for _, v := range r.streamsPerHub(ctx) {
 			n += v

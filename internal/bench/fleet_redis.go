@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // redisNode is one node of the fleet's Redis Cluster: a redis-server started here (and so one that can be killed
@@ -43,7 +43,7 @@ const clusterNodeTimeout = 2 * time.Second
 func startCluster(ctx context.Context, dir string, masters, replicas int) (*redisCluster, error) {
 	c := &redisCluster{owned: true}
 	for i := range masters * (1 + replicas) {
-		addr, err := freeBusAddr()
+		addr, err := rig.FreeBusAddr()
 		if err != nil {
 			c.stop()
 			return nil, err
@@ -110,7 +110,7 @@ func (n *redisNode) start(ctx context.Context) error {
 	if n.rdb == nil {
 		n.rdb = redis.NewClient(&redis.Options{Addr: n.addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
 	}
-	return pollUntil(ctx, 10*time.Second, "redis-server on "+n.addr+" answers PING", func() bool {
+	return rig.Poll(ctx, 10*time.Second, pollEvery, "redis-server on "+n.addr+" answers PING", func() bool {
 		return n.rdb.Ping(ctx).Err() == nil
 	})
 }
@@ -160,7 +160,7 @@ func (c *redisCluster) url() string { return "redis+cluster://" + strings.Join(c
 // waitOK waits until every reachable node says cluster_state:ok and knows every node, and every replica's link
 // to its master is up with no sync in progress.
 func (c *redisCluster) waitOK(ctx context.Context, within time.Duration) error {
-	return pollUntil(ctx, within, "every node of the cluster ok and in sync", func() bool {
+	return rig.Poll(ctx, within, pollEvery, "every node of the cluster ok and in sync", func() bool {
 		for _, n := range c.nodes {
 			if n.down {
 				continue
@@ -230,38 +230,5 @@ func infoField(info, key string) string {
 	return ""
 }
 
-// pollUntil calls cond every 50 ms until it holds, within passes (an error naming what) or ctx ends.
-func pollUntil(ctx context.Context, within time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %v: %s", within, what)
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), fmt.Errorf("waiting for %s", what))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return nil
-}
-
-// freeBusAddr is a loopback address whose port and cluster bus port (port+10000) were both free a moment ago.
-func freeBusAddr() (string, error) {
-	for range 50 {
-		a, err := freeAddr()
-		if err != nil {
-			return "", err
-		}
-		_, p, _ := net.SplitHostPort(a)
-		port, _ := strconv.Atoi(p)
-		if port+10000 > 65535 {
-			continue
-		}
-		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
-			_ = bus.Close()
-			return a, nil
-		}
-	}
-	return "", errors.New("no free port with a free cluster bus port")
-}
+// pollEvery is how often the bench asks whether what it waits for has happened.
+const pollEvery = 50 * time.Millisecond

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/keyslot"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Cluster is a Redis Cluster of real redis-server processes on loopback, owned by one test.
@@ -58,27 +59,25 @@ func (c *Cluster) URL() string { return "redis+cluster://" + strings.Join(c.Addr
 func (c *Cluster) WaitOK(within time.Duration) {
 	c.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(within)
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
-		}
-		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
-		for {
+	err := rig.PollWhy(ctx, within, 50*time.Millisecond, "every cluster node ok", func() (bool, string) {
+		for _, n := range c.Nodes {
+			if !n.Running() {
+				continue
+			}
+			cl := redis.NewClient(&redis.Options{Addr: n.Addr})
 			info, err := cl.ClusterInfo(ctx).Result()
 			repl, err2 := cl.Info(ctx, "replication").Result()
-			if err == nil && err2 == nil && strings.Contains(info, "cluster_state:ok") &&
-				strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.Nodes))) &&
-				(strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up")) {
-				break
+			_ = cl.Close()
+			if err != nil || err2 != nil || !strings.Contains(info, "cluster_state:ok") ||
+				!strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.Nodes))) ||
+				!strings.Contains(repl, "role:master") && !strings.Contains(repl, "master_link_status:up") {
+				return false, fmt.Sprintf("node %s: %v %v\n%s", n.Addr, err, err2, info)
 			}
-			if time.Now().After(deadline) {
-				_ = cl.Close()
-				c.t.Fatalf("cluster node %s not ok within %v: %v %v\n%s", n.Addr, within, err, err2, info)
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		_ = cl.Close()
+		return true, ""
+	})
+	if err != nil {
+		c.t.Fatalf("%v", err)
 	}
 }
 
