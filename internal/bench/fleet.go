@@ -15,7 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/chaos"
-	"github.com/syncverse/hub/internal/progress"
 	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -110,31 +109,13 @@ func fleetCommand(ctx context.Context, o *options, stdout, stderr io.Writer, tty
 	redis.SetLogger(quietLog{})
 	r := &fleetRun{o: o, m: &meter{}}
 	defer r.stop()
-	var w io.Writer
-	if tty && !o.asJSON {
-		w = stderr
-	}
-	began := time.Now()
-	line := progress.Start(w, progressEvery, func() string { return r.m.line(o, time.Since(began)) })
-	res, err := r.run(ctx)
-	line.Stop()
-	if err != nil {
-		return err
-	}
-	if err := res.print(stdout, o.asJSON); err != nil {
-		return err
-	}
-	if !res.Check.ok() {
-		return ErrCheck
-	}
-	return nil
+	return report(o, r.m, stdout, stderr, tty, func() (outcome, error) { return r.run(ctx) })
 }
 
 // fleetRun is one run of the fleet scenario and everything it started; stop ends all of it.
 type fleetRun struct {
 	o         *options
 	m         *meter
-	dir       string
 	bin       string // the hub binary (--hub-bin)
 	loaderBin string // the load generators' binary: hub-bench (--bench-bin, default this one)
 	cluster   *redisCluster
@@ -162,9 +143,6 @@ func (r *fleetRun) stop() {
 	if r.cluster != nil {
 		r.cluster.stop()
 	}
-	if r.dir != "" {
-		_ = os.RemoveAll(r.dir)
-	}
 }
 
 // start brings up the cluster (or joins --redis-url's), the hubs and the topics' anchors.
@@ -177,11 +155,8 @@ func (r *fleetRun) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if r.dir, err = os.MkdirTemp("", "hub-fleet-"); err != nil {
-		return err
-	}
 	if o.redisURL == "" {
-		r.cluster, err = startCluster(ctx, r.dir, 3, 1)
+		r.cluster, err = startCluster(3, 1)
 	} else {
 		r.cluster, err = joinCluster(ctx, o.redisURL)
 	}

@@ -110,11 +110,11 @@ func (r *fleetRun) killMaster(ctx context.Context, rm *redisMeter) (string, erro
 		return "", err
 	}
 	detail := fmt.Sprintf("%s killed; %s took over after %v", master.addr, took.addr, time.Since(killed).Round(time.Millisecond))
-	if master.cmd == nil {
+	if master.srv == nil {
 		master.down = true
 		return detail + "; the killed node is not this bench's to start again", nil
 	}
-	if err := master.start(ctx); err != nil {
+	if err := master.start(); err != nil {
 		return detail, err
 	}
 	return detail + "; started again as its replica", c.waitOK(ctx, faultTimeout)

@@ -3,16 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/rig"
 )
 
@@ -20,61 +17,41 @@ import (
 // and started again on the same port and directory, where its nodes.conf keeps its identity), or a node of a
 // cluster named by --redis-url, which can only be reached over the network.
 type redisNode struct {
-	addr   string
-	dir    string // "" for a node not started here
-	args   []string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	rdb    *redis.Client
-	down   bool // killed and not started again (a node not started here)
+	addr string
+	srv  *redistest.Server // nil for a node not started here
+	rdb  *redis.Client
+	down bool // killed and not started again (a node not started here)
 }
 
 // redisCluster is the fleet's Redis Cluster.
 type redisCluster struct {
 	nodes []*redisNode
-	owned bool // started here: stop ends the processes
+	rigs  *redistest.Owner // started here: stop ends the processes
 }
 
 // clusterNodeTimeout is cluster-node-timeout for a cluster started here: how long a killed master takes to be
 // replaced is about twice this.
 const clusterNodeTimeout = 2 * time.Second
 
-// startCluster starts masters × (1 + replicas) redis-server processes under dir and joins them into a cluster.
-func startCluster(ctx context.Context, dir string, masters, replicas int) (*redisCluster, error) {
-	c := &redisCluster{owned: true}
-	for i := range masters * (1 + replicas) {
-		addr, err := rig.FreeBusAddr()
-		if err != nil {
-			c.stop()
-			return nil, err
-		}
-		n := &redisNode{addr: addr, dir: filepath.Join(dir, "redis-"+strconv.Itoa(i))}
-		host, port, _ := net.SplitHostPort(addr)
-		n.args = []string{"--bind", host, "--port", port, "--dir", n.dir, "--save", "", "--appendonly", "no",
-			"--logfile", filepath.Join(n.dir, "redis.log"), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10), "--repl-diskless-sync-delay", "0",
-			"--maxclients", "10000"}
-		c.nodes = append(c.nodes, n)
-		if err := os.MkdirAll(n.dir, 0o755); err != nil {
-			c.stop()
-			return nil, err
-		}
-		if err := n.start(ctx); err != nil {
-			c.stop()
-			return nil, err
-		}
-	}
-	args := append([]string{"--cluster", "create"}, c.addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+// startCluster starts masters × (1 + replicas) redis-server processes (redistest's Cluster rig) and joins them into
+// a cluster.
+func startCluster(masters, replicas int) (*redisCluster, error) {
+	c := &redisCluster{rigs: &redistest.Owner{}}
+	var rc *redistest.Cluster
+	if err := c.rigs.Do(func() {
+		rc = redistest.StartCluster(c.rigs, masters, replicas, clusterNodeTimeout, "--maxclients", "10000")
+	}); err != nil {
 		c.stop()
-		return nil, fmt.Errorf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+		return nil, fmt.Errorf("start a Redis Cluster (or give --redis-url): %w", err)
 	}
-	if err := c.waitOK(ctx, 30*time.Second); err != nil {
-		c.stop()
-		return nil, err
+	for _, s := range rc.Nodes {
+		c.nodes = append(c.nodes, &redisNode{addr: s.Addr, srv: s, rdb: newNodeClient(s.Addr)})
 	}
 	return c, nil
+}
+
+func newNodeClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
 }
 
 // joinCluster finds every node of the cluster at url (redis+cluster://a,b,... or redis://a) from CLUSTER NODES.
@@ -99,28 +76,14 @@ func joinCluster(ctx context.Context, url string) (*redisCluster, error) {
 	return c, nil
 }
 
-func (n *redisNode) start(ctx context.Context) error {
-	cmd := exec.Command("redis-server", n.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start redis-server (or give --redis-url): %w", err)
-	}
-	n.cmd, n.exited = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(n.exited) }() // reaps the process; kill and stop wait for it
-	if n.rdb == nil {
-		n.rdb = redis.NewClient(&redis.Options{Addr: n.addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
-	}
-	return rig.Poll(ctx, 10*time.Second, pollEvery, "redis-server on "+n.addr+" answers PING", func() bool {
-		return n.rdb.Ping(ctx).Err() == nil
-	})
-}
+// start starts a node started here again, on its port and directory, and waits until it answers.
+func (n *redisNode) start() error { return n.srv.Start() }
 
 // kill ends the node at once, as a crash would: SIGKILL of the process started here, or of the pid the node
 // reports when it runs on this machine.
 func (n *redisNode) kill(ctx context.Context) error {
-	if n.cmd != nil {
-		_ = n.cmd.Process.Kill()
-		<-n.exited
+	if n.srv != nil {
+		n.srv.Kill()
 		return nil
 	}
 	info, err := n.rdb.Info(ctx, "server").Result()
@@ -136,13 +99,12 @@ func (n *redisNode) kill(ctx context.Context) error {
 
 func (c *redisCluster) stop() {
 	for _, n := range c.nodes {
-		if n.cmd != nil {
-			_ = n.cmd.Process.Kill()
-			<-n.exited
-		}
 		if n.rdb != nil {
 			_ = n.rdb.Close()
 		}
+	}
+	if c.rigs != nil {
+		c.rigs.Close()
 	}
 }
 

@@ -22,21 +22,22 @@ type Cluster struct {
 }
 
 // StartCluster creates a cluster of masters, each with replicas replicas, and waits until every node reports
-// cluster_state:ok. A node's failure is detected after nodeTimeout (cluster-node-timeout). It needs redis-server
-// and redis-cli (it skips without, and fails when CI is set).
-func StartCluster(t TB, masters, replicas int, nodeTimeout time.Duration) *Cluster {
+// cluster_state:ok. A node's failure is detected after nodeTimeout (cluster-node-timeout); args are more
+// redis-server arguments for every node. It needs redis-server and redis-cli (it skips without, and fails when CI
+// is set).
+func StartCluster(t TB, masters, replicas int, nodeTimeout time.Duration, args ...string) *Cluster {
 	t.Helper()
 	needTools(t, "redis-server", "redis-cli")
 	c := &Cluster{t: t}
 	for range masters * (1 + replicas) {
-		c.Nodes = append(c.Nodes, StartReal(t, Options{ClusterBus: true, Args: []string{"--cluster-enabled", "yes",
+		c.Nodes = append(c.Nodes, StartReal(t, Options{ClusterBus: true, Args: append([]string{"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
-			"--repl-diskless-sync-delay", "0"}}))
+			"--repl-diskless-sync-delay", "0"}, args...)}))
 	}
-	args := append([]string{"--cluster", "create"}, c.Addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	create := append([]string{"--cluster", "create"}, c.Addrs()...)
+	create = append(create, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", create...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(create, " "), err, out)
 	}
 	c.WaitOK(30 * time.Second)
 	return c
