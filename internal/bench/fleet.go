@@ -165,11 +165,11 @@ func (r *fleetRun) start(ctx context.Context) error {
 	}
 	prefix := fmt.Sprintf("%s%d", o.prefix, time.Now().UnixNano()) // a run of its own, even on a cluster used before
 	r.keys = pubsub.Keys{Prefix: prefix}
-	if r.rdb, err = pubsub.NewClient(r.cluster.url()); err != nil {
+	if r.rdb, err = pubsub.NewClient(r.cluster.url); err != nil {
 		return err
 	}
 	r.pub = pubsub.NewPublisher(r.rdb, pubsub.PublisherConfig{Prefix: prefix, Sharded: o.sharded})
-	r.env = append([]string{"HUB_REDIS_URL=" + r.cluster.url(), "HUB_REDIS_PREFIX=" + prefix,
+	r.env = append([]string{"HUB_REDIS_URL=" + r.cluster.url, "HUB_REDIS_PREFIX=" + prefix,
 		"HUB_REDIS_SHARDED_PUBSUB=" + strconv.FormatBool(o.sharded), "HUB_LOG_LEVEL=warn",
 		"HUB_SSE_DETACH=" + strconv.FormatBool(o.detach),
 		// Every client comes from this machine: the per-address limits would count them as one.

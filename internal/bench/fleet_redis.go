@@ -26,6 +26,7 @@ type redisNode struct {
 // redisCluster is the fleet's Redis Cluster.
 type redisCluster struct {
 	nodes []*redisNode
+	url   string           // the hubs' redis.url for the cluster: every node
 	rigs  *redistest.Owner // started here: stop ends the processes
 }
 
@@ -47,6 +48,7 @@ func startCluster(masters, replicas int) (*redisCluster, error) {
 	for _, s := range rc.Nodes {
 		c.nodes = append(c.nodes, &redisNode{addr: s.Addr, srv: s, rdb: newNodeClient(s.Addr)})
 	}
+	c.url = rc.URL()
 	return c, nil
 }
 
@@ -65,14 +67,17 @@ func joinCluster(ctx context.Context, url string) (*redisCluster, error) {
 		return nil, fmt.Errorf("CLUSTER NODES on %s: %w", seed, err)
 	}
 	c := &redisCluster{}
+	var addrs []string
 	for line := range strings.Lines(text) {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue
 		}
 		addr, _, _ := strings.Cut(f[1], "@")
+		addrs = append(addrs, addr)
 		c.nodes = append(c.nodes, &redisNode{addr: addr, rdb: redis.NewClient(&redis.Options{Addr: addr})})
 	}
+	c.url = "redis+cluster://" + strings.Join(addrs, ",")
 	return c, nil
 }
 
@@ -108,17 +113,6 @@ func (c *redisCluster) stop() {
 	}
 }
 
-func (c *redisCluster) addrs() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.addr
-	}
-	return out
-}
-
-// url is the hubs' redis.url for the cluster.
-func (c *redisCluster) url() string { return "redis+cluster://" + strings.Join(c.addrs(), ",") }
-
 // waitOK waits until every reachable node says cluster_state:ok and knows every node, and every replica's link
 // to its master is up with no sync in progress.
 func (c *redisCluster) waitOK(ctx context.Context, within time.Duration) error {
@@ -144,22 +138,16 @@ func (c *redisCluster) waitOK(ctx context.Context, within time.Duration) error {
 // owner returns the node that serves slot now, as the first reachable node tells it, and its reachable replicas.
 func (c *redisCluster) owner(ctx context.Context, slot int) (master *redisNode, replicas []*redisNode) {
 	for _, n := range c.nodes {
-		shards, err := n.rdb.ClusterSlots(ctx).Result()
-		if err != nil {
+		m, reps, ok := redistest.SlotOwner(ctx, n.rdb, slot)
+		if !ok {
 			continue
 		}
-		for _, s := range shards {
-			if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
-				continue
+		for _, r := range reps {
+			if rn := c.byAddr(r); rn != nil {
+				replicas = append(replicas, rn)
 			}
-			master = c.byAddr(s.Nodes[0].Addr)
-			for _, r := range s.Nodes[1:] {
-				if rn := c.byAddr(r.Addr); rn != nil {
-					replicas = append(replicas, rn)
-				}
-			}
-			return master, replicas
 		}
+		return c.byAddr(m), replicas
 	}
 	return nil, nil
 }

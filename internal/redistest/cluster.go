@@ -205,25 +205,39 @@ func (c *Cluster) masterOfSlot(slot int) (master, replica *Server) {
 			continue
 		}
 		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
-		shards, err := cl.ClusterSlots(ctx).Result()
+		m, reps, ok := SlotOwner(ctx, cl, slot)
 		_ = cl.Close()
-		if err != nil {
+		if !ok {
 			continue
 		}
-		for _, s := range shards {
-			if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
-				continue
+		master = c.byAddr(m)
+		for _, r := range reps {
+			if rep := c.byAddr(r); rep != nil && rep.Running() {
+				replica = rep
 			}
-			master = c.byAddr(s.Nodes[0].Addr)
-			for _, r := range s.Nodes[1:] {
-				if rep := c.byAddr(r.Addr); rep != nil && rep.Running() {
-					replica = rep
-				}
-			}
-			if master != nil && master.Running() {
-				return master, replica
-			}
+		}
+		if master != nil && master.Running() {
+			return master, replica
 		}
 	}
 	return nil, nil
+}
+
+// SlotOwner is what the node behind rdb says of slot now (CLUSTER SLOTS): its master's address and its replicas'.
+// ok is false when the node does not answer or names no owner.
+func SlotOwner(ctx context.Context, rdb *redis.Client, slot int) (master string, replicas []string, ok bool) {
+	shards, err := rdb.ClusterSlots(ctx).Result()
+	if err != nil {
+		return "", nil, false
+	}
+	for _, s := range shards {
+		if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
+			continue
+		}
+		for _, r := range s.Nodes[1:] {
+			replicas = append(replicas, r.Addr)
+		}
+		return s.Nodes[0].Addr, replicas, true
+	}
+	return "", nil, false
 }
