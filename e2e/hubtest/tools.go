@@ -2,11 +2,11 @@ package hubtest
 
 import (
 	"cmp"
-	"net"
 	"os/exec"
 	"strconv"
 	"testing"
 
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
@@ -25,21 +25,10 @@ func NeedTool(t testing.TB, names ...string) {
 // bus port) exists too, and with that one free as well.
 func FreeBusPort(t testing.TB) int {
 	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("find a free port: %v", err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		if p+10000 > 65535 {
-			continue
-		}
-		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p+10000)); err == nil {
-			bus.Close()
-			return p
-		}
+	a, err := rig.FreeBusAddr()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no free port pair found")
-	return 0
+	p, _ := strconv.Atoi(a[len("127.0.0.1:"):])
+	return p
 }

@@ -17,7 +17,7 @@ func TestHubBinaryLinksNoRig(t *testing.T) {
 	if len(deps) < 50 || !containsPkg(deps, "github.com/syncverse/hub/internal/app") {
 		t.Fatalf("go list -deps of the hub lists %d packages without internal/app: %q", len(deps), out)
 	}
-	for _, rig := range []string{"internal/bench", "internal/chaos", "internal/dispatch", "internal/redistest",
+	for _, rig := range []string{"internal/bench", "internal/chaos", "internal/dispatch", "internal/redistest", "internal/rig",
 		"internal/ssetest", "internal/testutil", "internal/tokentest", "auth/authtest", "hub/hubtest"} {
 		if containsPkg(deps, "github.com/syncverse/hub/"+rig) {
 			t.Errorf("the hub binary links %s", rig)

@@ -6,21 +6,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
+	"net/http/httputil"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/sseframe"
 )
 
 // readBuf is the client's read size: a few frames at a time is plenty, and thousands of clients must stay cheap.
 const readBuf = 2 << 10
 
 // client is one SSE connection of the load: a goroutine, a small read buffer, and what it needs to check each
-// delivery. It speaks HTTP/1.1 itself (chunked bodies, SSE lines) so that the load generator costs the machine as
-// little as possible next to the hub it measures.
+// delivery. It writes its HTTP/1.1 request itself and reads the frames in place (sseframe) so that the load
+// generator costs the machine as little as possible next to the hub it measures.
 type client struct {
 	run  *load
 	conn net.Conn
@@ -40,17 +43,10 @@ type client struct {
 	foreign  int
 	beats    int
 
-	// chunked-body and line state
-	chunkLeft int
-	chunkHex  int
-	inHex     bool
-	hexExt    bool
-	skipCRLF  int
-	line      []byte
-	frameID   hub.ID
-	hasID     bool
-	p, s, t   int64
-	hasData   bool
+	// the frame being counted
+	frameID hub.ID
+	hasID   bool
+	p, s, t int64
 }
 
 // load is what the clients of one scenario share.
@@ -73,7 +69,7 @@ func (l *load) markOpened() {
 }
 
 func newClient(l *load) *client {
-	c := &client{run: l, inHex: true, lastSeq: make([]int64, l.pubs)}
+	c := &client{run: l, lastSeq: make([]int64, l.pubs)}
 	for i := range c.lastSeq {
 		c.lastSeq[i] = -1
 	}
@@ -115,34 +111,25 @@ func (c *client) stream(ctx context.Context, d *net.Dialer) error {
 	if err != nil {
 		return err
 	}
-	if !chunked {
-		c.chunkLeft = -1 // a body without chunks runs to the end of the connection
+	var body io.Reader = br // a body without chunks runs to the end of the connection
+	if chunked {
+		body = httputil.NewChunkedReader(br)
 	}
-	buf := make([]byte, readBuf)
-	for {
-		n, err := br.Read(buf)
-		if n > 0 {
-			now := time.Now()
-			if ferr := c.feed(buf[:n], now); ferr != nil {
-				return ferr
-			}
-			if !openedDone && !c.opened.IsZero() {
-				openedDone = true
-				c.run.markOpened()
-			}
-			if !doneDone && c.run.want > 0 && c.received >= c.run.want {
-				doneDone = true
-				c.last = now
-				c.run.done.Done()
-			}
+	err = c.consume(body, func(now time.Time) {
+		if !openedDone && !c.opened.IsZero() {
+			openedDone = true
+			c.run.markOpened()
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
+		if !doneDone && c.run.want > 0 && c.received >= c.run.want {
+			doneDone = true
+			c.last = now
+			c.run.done.Done()
 		}
+	})
+	if ctx.Err() != nil {
+		return nil
 	}
+	return err
 }
 
 // readHeader reads the response head and reports whether the body is chunked.
@@ -171,110 +158,39 @@ func readHeader(br *bufio.Reader) (chunked bool, err error) {
 
 var errEndOfStream = errors.New("the hub ended the stream")
 
-// feed takes raw body bytes, undoes the chunked encoding and passes the payload on to lines.
-func (c *client) feed(b []byte, now time.Time) error {
-	if c.chunkLeft < 0 {
-		c.lines(b, now)
-		return nil
-	}
-	for len(b) > 0 {
+// consume reads the SSE body's frames and counts each, calling after once a frame is counted. It returns
+// errEndOfStream when the body ends, or the read error.
+func (c *client) consume(body io.Reader, after func(now time.Time)) error {
+	r := sseframe.NewReader(body, readBuf)
+	for {
+		f, err := r.Next()
+		if err == io.EOF {
+			return errEndOfStream
+		}
+		if err != nil {
+			return err
+		}
+		now := time.Now()
 		switch {
-		case c.skipCRLF > 0:
-			c.skipCRLF--
-			b = b[1:]
-			if c.skipCRLF == 0 {
-				c.inHex, c.chunkHex = true, 0
+		case f.IsComment:
+			c.beats++
+			c.run.beats.Add(1)
+		case string(f.Event) == "reset":
+			c.resets++
+		case f.HasData:
+			c.hasID = false
+			if f.HasID {
+				c.frameID, c.hasID = parseID(f.ID)
 			}
-		case c.inHex:
-			i := bytes.IndexByte(b, '\n')
-			head := b
-			if i >= 0 {
-				head = b[:i]
-			}
-			for _, ch := range head {
-				if v, ok := hexVal(ch); ok && !c.hexExt {
-					c.chunkHex = c.chunkHex<<4 | v
-				} else if ch != '\r' {
-					c.hexExt = true // a chunk extension: keep the size, ignore the rest
-				}
-			}
-			if i < 0 {
-				return nil
-			}
-			b = b[i+1:]
-			size := c.chunkHex
-			c.hexExt = false
-			if size == 0 {
-				return errEndOfStream
-			}
-			c.inHex, c.chunkLeft = false, size
-		default:
-			n := min(c.chunkLeft, len(b))
-			c.lines(b[:n], now)
-			c.chunkLeft -= n
-			b = b[n:]
-			if c.chunkLeft == 0 {
-				c.skipCRLF = 2
-			}
-		}
-	}
-	return nil
-}
-
-func hexVal(ch byte) (int, bool) {
-	switch {
-	case ch >= '0' && ch <= '9':
-		return int(ch - '0'), true
-	case ch >= 'a' && ch <= 'f':
-		return int(ch-'a') + 10, true
-	case ch >= 'A' && ch <= 'F':
-		return int(ch-'A') + 10, true
-	}
-	return 0, false
-}
-
-// lines splits the SSE payload into lines, keeping a partial line for the next read.
-func (c *client) lines(b []byte, now time.Time) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			c.line = append(c.line, b...)
-			return
-		}
-		line := b[:i]
-		if len(c.line) > 0 {
-			c.line = append(c.line, line...)
-			line = c.line
-		}
-		c.field(bytes.TrimSuffix(line, []byte("\r")), now)
-		c.line = c.line[:0]
-		b = b[i+1:]
-	}
-}
-
-func (c *client) field(line []byte, now time.Time) {
-	switch {
-	case len(line) == 0:
-		if c.hasData {
+			c.p, c.s, c.t = intAfter(f.Data, `"p":`), intAfter(f.Data, `"s":`), intAfter(f.Data, `"t":`)
 			c.event(now)
+		case len(f.Retry) > 0:
+			if c.opened.IsZero() {
+				c.opened = now
+				c.run.meter.opened()
+			}
 		}
-		c.hasID, c.hasData = false, false
-	case line[0] == ':':
-		c.beats++
-		c.run.beats.Add(1)
-	case bytes.HasPrefix(line, []byte("id: ")):
-		c.frameID, c.hasID = parseID(line[4:])
-	case bytes.HasPrefix(line, []byte("event: reset")):
-		c.resets++
-	case bytes.HasPrefix(line, []byte("data: ")):
-		c.hasData = true
-		d := line[6:]
-		c.p, c.s, c.t = intAfter(d, `"p":`), intAfter(d, `"s":`), intAfter(d, `"t":`)
-	case bytes.HasPrefix(line, []byte("retry: ")):
-		if c.opened.IsZero() {
-			c.opened = now
-			c.run.meter.opened()
-		}
+		after(now)
 	}
 }
 

@@ -2,16 +2,19 @@ package bench
 
 import (
 	"fmt"
+	"io"
+	"net/http/httputil"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/syncverse/hub/hub"
 )
 
-// TestClientParsesChunkedFramesSplitAnywhere feeds a chunked SSE body cut at every possible point and checks that
-// the client counts the same events, heartbeats, duplicates and reorderings each time.
-func TestClientParsesChunkedFramesSplitAnywhere(t *testing.T) {
+// TestClientCountsChunkedFramesSplitAnywhere reads a chunked SSE body a byte at a time and whole, and checks that
+// the client counts the events, heartbeats, duplicates and reorderings each time.
+func TestClientCountsChunkedFramesSplitAnywhere(t *testing.T) {
 	var sse strings.Builder
 	sse.WriteString("retry: 2000\n\n")
 	frame := func(id string, p, s int) {
@@ -26,20 +29,21 @@ func TestClientParsesChunkedFramesSplitAnywhere(t *testing.T) {
 	frame("8-0", 1, 1) // publisher 1 went backwards
 	body := chunk(sse.String(), 7) + "0\r\n\r\n"
 
-	for cut := 0; cut < len(body)-2; cut++ { // the stream ends at "0\r\n"; the final CRLF is never read
+	for name, r := range map[string]func() io.Reader{
+		"whole":         func() io.Reader { return strings.NewReader(body) },
+		"byte for byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(body)) },
+	} {
 		l := &load{pubs: 2, perPub: 4}
 		c := newClient(l)
-		err1 := c.feed([]byte(body[:cut]), time.Now())
-		err2 := c.feed([]byte(body[cut:]), time.Now())
-		if err1 != nil || err2 != errEndOfStream {
-			t.Fatalf("cut %d: feed = %v, %v; want nil, errEndOfStream", cut, err1, err2)
+		if err := c.consume(httputil.NewChunkedReader(r()), func(time.Time) {}); err != errEndOfStream {
+			t.Fatalf("%s: consume = %v, want errEndOfStream", name, err)
 		}
 		if c.opened.IsZero() || c.received != 5 || c.dups != 1 || c.disorder != 2 || c.beats != 1 {
-			t.Fatalf("cut %d: opened %v, received %d, dups %d, disorder %d, beats %d; want opened, 5, 1, 2, 1",
-				cut, !c.opened.IsZero(), c.received, c.dups, c.disorder, c.beats)
+			t.Fatalf("%s: opened %v, received %d, dups %d, disorder %d, beats %d; want opened, 5, 1, 2, 1",
+				name, !c.opened.IsZero(), c.received, c.dups, c.disorder, c.beats)
 		}
 		if lost := c.lost([]bool{true, true, true, false, true, true, true, true}); lost != 2 {
-			t.Fatalf("cut %d: lost = %d, want 2 (events 0/2 and 1/3 were published and never came)", cut, lost)
+			t.Fatalf("%s: lost = %d, want 2 (events 0/2 and 1/3 were published and never came)", name, lost)
 		}
 	}
 }

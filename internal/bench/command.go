@@ -121,13 +121,28 @@ func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	b := &benchRun{o: o, t: t, rdb: rdb, pub: pubsub.NewPublisher(rdb, pubsub.PublisherConfig{Prefix: o.prefix}), m: &meter{}}
-	var w io.Writer // the progress line's: a terminal's stderr, without --json
+	return report(o, b.m, stdout, stderr, tty, func() (outcome, error) { return o.scenarioRun(ctx, b) })
+}
+
+// outcome is a run's result: printed, and checked.
+type outcome interface {
+	print(w io.Writer, asJSON bool) error
+	passed() bool
+}
+
+func (r *Result) passed() bool      { return r.Check.ok() }
+func (r *FleetResult) passed() bool { return r.Check.ok() }
+
+// report runs a scenario under the progress line (on a terminal's stderr, without --json), prints its result and
+// says whether its check held.
+func report(o *options, m *meter, stdout, stderr io.Writer, tty bool, run func() (outcome, error)) error {
+	var w io.Writer
 	if tty && !o.asJSON {
 		w = stderr
 	}
 	began := time.Now()
-	line := progress.Start(w, progressEvery, func() string { return b.m.line(o, time.Since(began)) })
-	res, err := o.scenarioRun(ctx, b)
+	line := progress.Start(w, progressEvery, func() string { return m.line(o, time.Since(began)) })
+	res, err := run()
 	line.Stop()
 	if err != nil {
 		return err
@@ -135,7 +150,7 @@ func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	if err := res.print(stdout, o.asJSON); err != nil {
 		return err
 	}
-	if !res.Check.ok() {
+	if !res.passed() {
 		return ErrCheck
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/chaos"
-	"github.com/syncverse/hub/internal/progress"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -109,31 +109,13 @@ func fleetCommand(ctx context.Context, o *options, stdout, stderr io.Writer, tty
 	redis.SetLogger(quietLog{})
 	r := &fleetRun{o: o, m: &meter{}}
 	defer r.stop()
-	var w io.Writer
-	if tty && !o.asJSON {
-		w = stderr
-	}
-	began := time.Now()
-	line := progress.Start(w, progressEvery, func() string { return r.m.line(o, time.Since(began)) })
-	res, err := r.run(ctx)
-	line.Stop()
-	if err != nil {
-		return err
-	}
-	if err := res.print(stdout, o.asJSON); err != nil {
-		return err
-	}
-	if !res.Check.ok() {
-		return ErrCheck
-	}
-	return nil
+	return report(o, r.m, stdout, stderr, tty, func() (outcome, error) { return r.run(ctx) })
 }
 
 // fleetRun is one run of the fleet scenario and everything it started; stop ends all of it.
 type fleetRun struct {
 	o         *options
 	m         *meter
-	dir       string
 	bin       string // the hub binary (--hub-bin)
 	loaderBin string // the load generators' binary: hub-bench (--bench-bin, default this one)
 	cluster   *redisCluster
@@ -161,9 +143,6 @@ func (r *fleetRun) stop() {
 	if r.cluster != nil {
 		r.cluster.stop()
 	}
-	if r.dir != "" {
-		_ = os.RemoveAll(r.dir)
-	}
 }
 
 // start brings up the cluster (or joins --redis-url's), the hubs and the topics' anchors.
@@ -176,11 +155,8 @@ func (r *fleetRun) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if r.dir, err = os.MkdirTemp("", "hub-fleet-"); err != nil {
-		return err
-	}
 	if o.redisURL == "" {
-		r.cluster, err = startCluster(ctx, r.dir, 3, 1)
+		r.cluster, err = startCluster(3, 1)
 	} else {
 		r.cluster, err = joinCluster(ctx, o.redisURL)
 	}
@@ -189,11 +165,11 @@ func (r *fleetRun) start(ctx context.Context) error {
 	}
 	prefix := fmt.Sprintf("%s%d", o.prefix, time.Now().UnixNano()) // a run of its own, even on a cluster used before
 	r.keys = pubsub.Keys{Prefix: prefix}
-	if r.rdb, err = pubsub.NewClient(r.cluster.url()); err != nil {
+	if r.rdb, err = pubsub.NewClient(r.cluster.url); err != nil {
 		return err
 	}
 	r.pub = pubsub.NewPublisher(r.rdb, pubsub.PublisherConfig{Prefix: prefix, Sharded: o.sharded})
-	r.env = append([]string{"HUB_REDIS_URL=" + r.cluster.url(), "HUB_REDIS_PREFIX=" + prefix,
+	r.env = append([]string{"HUB_REDIS_URL=" + r.cluster.url, "HUB_REDIS_PREFIX=" + prefix,
 		"HUB_REDIS_SHARDED_PUBSUB=" + strconv.FormatBool(o.sharded), "HUB_LOG_LEVEL=warn",
 		"HUB_SSE_DETACH=" + strconv.FormatBool(o.detach),
 		// Every client comes from this machine: the per-address limits would count them as one.
@@ -250,7 +226,7 @@ func (r *fleetRun) openStreams(ctx context.Context) error {
 		r.loaders = append(r.loaders, p)
 	}
 	within := 2*time.Minute + time.Duration(o.conns)*time.Millisecond
-	err := pollUntil(ctx, within, fmt.Sprintf("%d streams open", o.conns), func() bool {
+	err := rig.Poll(ctx, within, pollEvery, fmt.Sprintf("%d streams open", o.conns), func() bool {
 		s := r.status()
 		return int(s.Opened) == o.conns && int(s.Open) == o.conns
 	})
@@ -258,7 +234,7 @@ func (r *fleetRun) openStreams(ctx context.Context) error {
 		s := r.status()
 		return r.loaderTrouble(fmt.Errorf("%w (%d opened once, %d open now)", err, s.Opened, s.Open))
 	}
-	return pollUntil(ctx, time.Minute, "the hubs count every stream", func() bool {
+	return rig.Poll(ctx, time.Minute, pollEvery, "the hubs count every stream", func() bool {
 		n := 0
 		for _, v := range r.streamsPerHub(ctx) {
 			n += v

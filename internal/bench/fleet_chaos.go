@@ -10,7 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/delay"
 	"github.com/syncverse/hub/internal/keyslot"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Fault is one fault --chaos made during the run and how it went.
@@ -40,7 +42,7 @@ func (r *fleetRun) chaos(ctx context.Context, began time.Time, rm *redisMeter, c
 	}
 	var out []Fault
 	for _, s := range steps {
-		if err := sleepCtx(ctx, time.Until(began.Add(time.Duration(s.at*float64(r.o.duration))))); err != nil {
+		if !delay.Sleep(ctx, time.Until(began.Add(time.Duration(s.at*float64(r.o.duration))))) {
 			break
 		}
 		f := Fault{Name: s.name, At: ms(time.Since(began))}
@@ -70,7 +72,7 @@ func (r *fleetRun) failover(ctx context.Context) (string, error) {
 	if err := rep.rdb.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
 		return "", fmt.Errorf("CLUSTER FAILOVER on %s: %w", rep.addr, err)
 	}
-	if err := pollUntil(ctx, faultTimeout, rep.addr+" takes over from "+master.addr, func() bool {
+	if err := rig.Poll(ctx, faultTimeout, pollEvery, rep.addr+" takes over from "+master.addr, func() bool {
 		return rep.role(ctx) == "master" && master.role(ctx) == "slave"
 	}); err != nil {
 		return "", err
@@ -96,7 +98,7 @@ func (r *fleetRun) killMaster(ctx context.Context, rm *redisMeter) (string, erro
 		return "", err
 	}
 	var took *redisNode
-	if err := pollUntil(ctx, faultTimeout, "a replica of "+master.addr+" takes over", func() bool {
+	if err := rig.Poll(ctx, faultTimeout, pollEvery, "a replica of "+master.addr+" takes over", func() bool {
 		for _, rep := range replicas {
 			if rep.role(ctx) == "master" {
 				took = rep
@@ -108,11 +110,11 @@ func (r *fleetRun) killMaster(ctx context.Context, rm *redisMeter) (string, erro
 		return "", err
 	}
 	detail := fmt.Sprintf("%s killed; %s took over after %v", master.addr, took.addr, time.Since(killed).Round(time.Millisecond))
-	if master.cmd == nil {
+	if master.srv == nil {
 		master.down = true
 		return detail + "; the killed node is not this bench's to start again", nil
 	}
-	if err := master.start(ctx); err != nil {
+	if err := master.start(); err != nil {
 		return detail, err
 	}
 	return detail + "; started again as its replica", c.waitOK(ctx, faultTimeout)
@@ -156,7 +158,7 @@ func (r *fleetRun) migrate(ctx context.Context) (string, error) {
 	if err := errors.Join(errs...); err != nil {
 		return "", fmt.Errorf("SETSLOT %d NODE: %w", slot, err)
 	}
-	err = pollUntil(ctx, faultTimeout, "every node names "+dst.addr+" for the slot", func() bool {
+	err = rig.Poll(ctx, faultTimeout, pollEvery, "every node names "+dst.addr+" for the slot", func() bool {
 		for _, n := range c.nodes {
 			if n.down {
 				continue
@@ -205,7 +207,7 @@ func (r *fleetRun) restartHub(ctx context.Context, cpu *hubCPU) (string, error) 
 		return "", fmt.Errorf("SIGTERM %s: %w", h.Addr, err)
 	}
 	var h2 *chaos.Hub
-	err = pollUntil(ctx, faultTimeout, "the hub starts again on "+h.Addr, func() bool {
+	err = rig.Poll(ctx, faultTimeout, pollEvery, "the hub starts again on "+h.Addr, func() bool {
 		h2, err = chaos.StartHub(r.bin, h.Addr, r.env, 30*time.Second)
 		return err == nil
 	})

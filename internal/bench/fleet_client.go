@@ -2,19 +2,18 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http/httputil"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/sseframe"
 )
 
 // streamClient is one browser-like SSE client of the fleet: it follows one topic, resumes with Last-Event-ID after
@@ -120,58 +119,37 @@ func (c *streamClient) stream(ctx context.Context, l *streamLoad, cur int, retry
 	}
 	l.open.Add(1)
 	defer l.open.Add(-1)
-	lr := br
+	var body io.Reader = br
 	if chunked {
-		lr = bufio.NewReaderSize(httputil.NewChunkedReader(br), readBuf)
+		body = httputil.NewChunkedReader(br)
 	}
-	return true, c.read(lr, l, retry)
-}
-
-// sseFrame is the part of an SSE message the client needs.
-type sseFrame struct {
-	id, event, data []byte
-	hasID, hasData  bool
-	sent            int64 // the publisher's send time in the data, ns
+	return true, c.read(body, l, retry)
 }
 
 // read parses frames until the stream ends.
-func (c *streamClient) read(r *bufio.Reader, l *streamLoad, retry *time.Duration) error {
-	var f sseFrame
+func (c *streamClient) read(r io.Reader, l *streamLoad, retry *time.Duration) error {
+	fr := sseframe.NewReader(r, readBuf)
 	for {
-		line, err := chaos.ReadLine(r)
+		f, err := fr.Next()
 		if err != nil {
 			return err
 		}
-		switch {
-		case len(line) == 0:
-			c.dispatch(&f, l, time.Now())
-			f.id, f.event, f.data, f.hasID, f.hasData, f.sent = f.id[:0], f.event[:0], f.data[:0], false, false, 0
-		case line[0] == ':': // heartbeat
-		case bytes.HasPrefix(line, []byte("id: ")):
-			f.id, f.hasID = append(f.id[:0], line[4:]...), true
-		case bytes.HasPrefix(line, []byte("event: ")):
-			f.event = append(f.event[:0], line[7:]...)
-		case bytes.HasPrefix(line, []byte("data: ")):
-			f.hasData = true
-			if string(f.event) == "reset" {
-				f.data = append(f.data, line[6:]...)
-			} else {
-				f.sent = intAfter(line[6:], `"t":`)
-			}
-		case bytes.HasPrefix(line, []byte("retry: ")):
-			if ms, err := strconv.Atoi(string(line[7:])); err == nil && ms > 0 {
-				*retry = time.Duration(ms) * time.Millisecond
-			}
+		if f.IsComment {
+			continue // a heartbeat
 		}
+		if d, ok := f.Hint(); ok && d > 0 {
+			*retry = d
+		}
+		c.dispatch(f, l, time.Now())
 	}
 }
 
 // dispatch records one frame: a reset under the oldest id it names, an event under its id.
-func (c *streamClient) dispatch(f *sseFrame, l *streamLoad, now time.Time) {
-	if string(f.event) == "reset" {
+func (c *streamClient) dispatch(f *sseframe.Frame, l *streamLoad, now time.Time) {
+	if string(f.Event) == "reset" {
 		var r struct{ Topic, Reason, Oldest string }
 		g := chaos.Got{Reset: true}
-		if err := json.Unmarshal(f.data, &r); err != nil || r.Topic == "" {
+		if err := json.Unmarshal(f.Data, &r); err != nil || r.Topic == "" {
 			c.malformed++
 			return
 		}
@@ -185,16 +163,16 @@ func (c *streamClient) dispatch(f *sseFrame, l *streamLoad, now time.Time) {
 		c.recs = append(c.recs, g)
 		return
 	}
-	if len(f.event) == 0 {
-		if f.hasID || f.hasData {
+	if len(f.Event) == 0 {
+		if f.HasID || f.HasData {
 			c.malformed++ // the hub always names an event's type
 		}
 		return
 	}
-	if !f.hasID {
+	if !f.HasID {
 		return // ephemeral: nothing to check
 	}
-	id, ok := parseID(f.id)
+	id, ok := parseID(f.ID)
 	if !ok {
 		c.malformed++
 		return
@@ -208,9 +186,9 @@ func (c *streamClient) dispatch(f *sseFrame, l *streamLoad, now time.Time) {
 	c.recs = append(c.recs, chaos.Got{ID: id})
 	c.lastAt = now
 	l.delivered.Add(1)
-	if f.sent > 0 {
-		l.lat.add(now.UnixNano() - f.sent)
-		l.wins.add(f.sent, now.UnixNano()-f.sent)
+	if sent := intAfter(f.Data, `"t":`); sent > 0 { // the publisher's send time, ns
+		l.lat.add(now.UnixNano() - sent)
+		l.wins.add(sent, now.UnixNano()-sent)
 	}
 }
 

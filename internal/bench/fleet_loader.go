@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // A load generator of the fleet is the hub-bench binary again, run as `hub-bench --scenario fleet-loader` by the
@@ -96,7 +98,7 @@ func runLoader(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	defer cancel()
 	ls := startStreams(ctx, &spec)
 	defer ls.stop()
-	out := &lineWriter{w: stdout}
+	out := &rig.LineWriter{W: stdout}
 	stopStatus := ls.report(out)
 	truth, err := awaitCheck(ctx, lines)
 	stopStatus()
@@ -107,7 +109,7 @@ func runLoader(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out.line("result", res)
+	out.Line("result", res)
 	return nil
 }
 
@@ -119,7 +121,7 @@ func awaitCheck(ctx context.Context, lines <-chan []byte) (*loaderTruth, error) 
 		if !ok {
 			return nil, errors.New("fleet-loader: the parent went away")
 		}
-		body, found := cutPrefix(line, "check ")
+		body, found := bytes.CutPrefix(line, []byte("check "))
 		if !found {
 			return nil, fmt.Errorf("fleet-loader: want a check line, got %.40q", line)
 		}
@@ -130,26 +132,6 @@ func awaitCheck(ctx context.Context, lines <-chan []byte) (*loaderTruth, error) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-func cutPrefix(b []byte, p string) ([]byte, bool) {
-	if len(b) >= len(p) && string(b[:len(p)]) == p {
-		return b[len(p):], true
-	}
-	return nil, false
-}
-
-// lineWriter writes "<kind> <json>" lines, one at a time.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (lw *lineWriter) line(kind string, v any) {
-	b, _ := json.Marshal(v)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	fmt.Fprintf(lw.w, "%s %s\n", kind, b)
 }
 
 // loaderStreams is a loader's clients and the goroutines that run them.
@@ -191,7 +173,7 @@ func (ls *loaderStreams) stop() {
 }
 
 // report writes a status line every half second until the returned func is called (which waits for it).
-func (ls *loaderStreams) report(out *lineWriter) func() {
+func (ls *loaderStreams) report(out *rig.LineWriter) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -202,7 +184,7 @@ func (ls *loaderStreams) report(out *lineWriter) func() {
 			if ls.openedAt.IsZero() && int(l.opened.Load()) == len(ls.clients) {
 				ls.openedAt = time.Now()
 			}
-			out.line("status", loaderStatus{Open: l.open.Load(), Opened: l.opened.Load(), Delivered: l.delivered.Load(), Bad: l.bad.Load()})
+			out.Line("status", loaderStatus{Open: l.open.Load(), Opened: l.opened.Load(), Delivered: l.delivered.Load(), Bad: l.bad.Load()})
 			select {
 			case <-done:
 				return
@@ -237,7 +219,7 @@ func (ls *loaderStreams) verdict(ctx context.Context, spec *loaderSpec, truth *l
 		}
 		return n
 	}
-	_ = pollUntil(ctx, spec.Drain, "every client caught up", func() bool { return behind() == 0 })
+	_ = rig.Poll(ctx, spec.Drain, pollEvery, "every client caught up", func() bool { return behind() == 0 })
 	res := &loaderResult{Clients: len(ls.clients), Behind: behind(), PerHub: make([]int, len(spec.Hubs))}
 	ls.stop()
 	for _, c := range ls.clients {

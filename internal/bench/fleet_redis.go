@@ -2,79 +2,58 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // redisNode is one node of the fleet's Redis Cluster: a redis-server started here (and so one that can be killed
 // and started again on the same port and directory, where its nodes.conf keeps its identity), or a node of a
 // cluster named by --redis-url, which can only be reached over the network.
 type redisNode struct {
-	addr   string
-	dir    string // "" for a node not started here
-	args   []string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	rdb    *redis.Client
-	down   bool // killed and not started again (a node not started here)
+	addr string
+	srv  *redistest.Server // nil for a node not started here
+	rdb  *redis.Client
+	down bool // killed and not started again (a node not started here)
 }
 
 // redisCluster is the fleet's Redis Cluster.
 type redisCluster struct {
 	nodes []*redisNode
-	owned bool // started here: stop ends the processes
+	url   string           // the hubs' redis.url for the cluster: every node
+	rigs  *redistest.Owner // started here: stop ends the processes
 }
 
 // clusterNodeTimeout is cluster-node-timeout for a cluster started here: how long a killed master takes to be
 // replaced is about twice this.
 const clusterNodeTimeout = 2 * time.Second
 
-// startCluster starts masters × (1 + replicas) redis-server processes under dir and joins them into a cluster.
-func startCluster(ctx context.Context, dir string, masters, replicas int) (*redisCluster, error) {
-	c := &redisCluster{owned: true}
-	for i := range masters * (1 + replicas) {
-		addr, err := freeBusAddr()
-		if err != nil {
-			c.stop()
-			return nil, err
-		}
-		n := &redisNode{addr: addr, dir: filepath.Join(dir, "redis-"+strconv.Itoa(i))}
-		host, port, _ := net.SplitHostPort(addr)
-		n.args = []string{"--bind", host, "--port", port, "--dir", n.dir, "--save", "", "--appendonly", "no",
-			"--logfile", filepath.Join(n.dir, "redis.log"), "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", strconv.FormatInt(clusterNodeTimeout.Milliseconds(), 10), "--repl-diskless-sync-delay", "0",
-			"--maxclients", "10000"}
-		c.nodes = append(c.nodes, n)
-		if err := os.MkdirAll(n.dir, 0o755); err != nil {
-			c.stop()
-			return nil, err
-		}
-		if err := n.start(ctx); err != nil {
-			c.stop()
-			return nil, err
-		}
-	}
-	args := append([]string{"--cluster", "create"}, c.addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, "redis-cli", args...).CombinedOutput(); err != nil {
+// startCluster starts masters × (1 + replicas) redis-server processes (redistest's Cluster rig) and joins them into
+// a cluster.
+func startCluster(masters, replicas int) (*redisCluster, error) {
+	c := &redisCluster{rigs: &redistest.Owner{}}
+	var rc *redistest.Cluster
+	if err := c.rigs.Do(func() {
+		rc = redistest.StartCluster(c.rigs, masters, replicas, clusterNodeTimeout, "--maxclients", "10000")
+	}); err != nil {
 		c.stop()
-		return nil, fmt.Errorf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+		return nil, fmt.Errorf("start a Redis Cluster (or give --redis-url): %w", err)
 	}
-	if err := c.waitOK(ctx, 30*time.Second); err != nil {
-		c.stop()
-		return nil, err
+	for _, s := range rc.Nodes {
+		c.nodes = append(c.nodes, &redisNode{addr: s.Addr, srv: s, rdb: newNodeClient(s.Addr)})
 	}
+	c.url = rc.URL()
 	return c, nil
+}
+
+func newNodeClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
 }
 
 // joinCluster finds every node of the cluster at url (redis+cluster://a,b,... or redis://a) from CLUSTER NODES.
@@ -88,39 +67,28 @@ func joinCluster(ctx context.Context, url string) (*redisCluster, error) {
 		return nil, fmt.Errorf("CLUSTER NODES on %s: %w", seed, err)
 	}
 	c := &redisCluster{}
+	var addrs []string
 	for line := range strings.Lines(text) {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue
 		}
 		addr, _, _ := strings.Cut(f[1], "@")
+		addrs = append(addrs, addr)
 		c.nodes = append(c.nodes, &redisNode{addr: addr, rdb: redis.NewClient(&redis.Options{Addr: addr})})
 	}
+	c.url = "redis+cluster://" + strings.Join(addrs, ",")
 	return c, nil
 }
 
-func (n *redisNode) start(ctx context.Context) error {
-	cmd := exec.Command("redis-server", n.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start redis-server (or give --redis-url): %w", err)
-	}
-	n.cmd, n.exited = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(n.exited) }() // reaps the process; kill and stop wait for it
-	if n.rdb == nil {
-		n.rdb = redis.NewClient(&redis.Options{Addr: n.addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
-	}
-	return pollUntil(ctx, 10*time.Second, "redis-server on "+n.addr+" answers PING", func() bool {
-		return n.rdb.Ping(ctx).Err() == nil
-	})
-}
+// start starts a node started here again, on its port and directory, and waits until it answers.
+func (n *redisNode) start() error { return n.srv.Start() }
 
 // kill ends the node at once, as a crash would: SIGKILL of the process started here, or of the pid the node
 // reports when it runs on this machine.
 func (n *redisNode) kill(ctx context.Context) error {
-	if n.cmd != nil {
-		_ = n.cmd.Process.Kill()
-		<-n.exited
+	if n.srv != nil {
+		n.srv.Kill()
 		return nil
 	}
 	info, err := n.rdb.Info(ctx, "server").Result()
@@ -136,31 +104,19 @@ func (n *redisNode) kill(ctx context.Context) error {
 
 func (c *redisCluster) stop() {
 	for _, n := range c.nodes {
-		if n.cmd != nil {
-			_ = n.cmd.Process.Kill()
-			<-n.exited
-		}
 		if n.rdb != nil {
 			_ = n.rdb.Close()
 		}
 	}
-}
-
-func (c *redisCluster) addrs() []string {
-	out := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		out[i] = n.addr
+	if c.rigs != nil {
+		c.rigs.Close()
 	}
-	return out
 }
-
-// url is the hubs' redis.url for the cluster.
-func (c *redisCluster) url() string { return "redis+cluster://" + strings.Join(c.addrs(), ",") }
 
 // waitOK waits until every reachable node says cluster_state:ok and knows every node, and every replica's link
 // to its master is up with no sync in progress.
 func (c *redisCluster) waitOK(ctx context.Context, within time.Duration) error {
-	return pollUntil(ctx, within, "every node of the cluster ok and in sync", func() bool {
+	return rig.Poll(ctx, within, pollEvery, "every node of the cluster ok and in sync", func() bool {
 		for _, n := range c.nodes {
 			if n.down {
 				continue
@@ -182,22 +138,16 @@ func (c *redisCluster) waitOK(ctx context.Context, within time.Duration) error {
 // owner returns the node that serves slot now, as the first reachable node tells it, and its reachable replicas.
 func (c *redisCluster) owner(ctx context.Context, slot int) (master *redisNode, replicas []*redisNode) {
 	for _, n := range c.nodes {
-		shards, err := n.rdb.ClusterSlots(ctx).Result()
-		if err != nil {
+		m, reps, ok := redistest.SlotOwner(ctx, n.rdb, slot)
+		if !ok {
 			continue
 		}
-		for _, s := range shards {
-			if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
-				continue
+		for _, r := range reps {
+			if rn := c.byAddr(r); rn != nil {
+				replicas = append(replicas, rn)
 			}
-			master = c.byAddr(s.Nodes[0].Addr)
-			for _, r := range s.Nodes[1:] {
-				if rn := c.byAddr(r.Addr); rn != nil {
-					replicas = append(replicas, rn)
-				}
-			}
-			return master, replicas
 		}
+		return c.byAddr(m), replicas
 	}
 	return nil, nil
 }
@@ -230,38 +180,5 @@ func infoField(info, key string) string {
 	return ""
 }
 
-// pollUntil calls cond every 50 ms until it holds, within passes (an error naming what) or ctx ends.
-func pollUntil(ctx context.Context, within time.Duration, what string, cond func() bool) error {
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %v: %s", within, what)
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), fmt.Errorf("waiting for %s", what))
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return nil
-}
-
-// freeBusAddr is a loopback address whose port and cluster bus port (port+10000) were both free a moment ago.
-func freeBusAddr() (string, error) {
-	for range 50 {
-		a, err := freeAddr()
-		if err != nil {
-			return "", err
-		}
-		_, p, _ := net.SplitHostPort(a)
-		port, _ := strconv.Atoi(p)
-		if port+10000 > 65535 {
-			continue
-		}
-		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
-			_ = bus.Close()
-			return a, nil
-		}
-	}
-	return "", errors.New("no free port with a free cluster bus port")
-}
+// pollEvery is how often the bench asks whether what it waits for has happened.
+const pollEvery = 50 * time.Millisecond

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncverse/hub/internal/delay"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -32,8 +33,8 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 	idleRedis := &redisMeter{}
 	idleRedis.checkpoint(ctx, r.cluster)
 	idleFrom := time.Now()
-	if err := sleepCtx(ctx, o.hold); err != nil { // let the connect burst settle before reading memory
-		return nil, err
+	if !delay.Sleep(ctx, o.hold) { // let the connect burst settle before reading memory
+		return nil, ctx.Err()
 	}
 	idleRedis.checkpoint(ctx, r.cluster)
 	idleRedisCPU := (idleRedis.masterCPU + idleRedis.replicaCPU) / time.Since(idleFrom).Seconds() * 100
@@ -52,8 +53,8 @@ func (r *fleetRun) run(ctx context.Context) (*FleetResult, error) {
 	if o.chaos {
 		res.Faults = r.chaos(ctx, pubStart, rm, cpu)
 	}
-	if err := sleepCtx(ctx, max(time.Until(pubStart.Add(o.duration)), 5*time.Second)); err != nil {
-		return nil, err
+	if !delay.Sleep(ctx, max(time.Until(pubStart.Add(o.duration)), 5*time.Second)) {
+		return nil, ctx.Err()
 	}
 	stopPub()
 	pubEnd := time.Now()
@@ -101,15 +102,6 @@ func (r *fleetRun) goMemory(ctx context.Context) [][3]float64 {
 
 // must drops the error of a /proc reading: a process that is gone reads as zero.
 func must(s sample, _ error) sample { return s }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
-	}
-}
 
 // hubSamples reads /proc for every hub.
 func (r *fleetRun) hubSamples() []sample {

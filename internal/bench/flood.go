@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The flood scenario's figures: one publisher, allowed one topic, floods it with failed workflows carrying large
@@ -50,7 +51,7 @@ type FloodReport struct {
 
 // floodDefaults picks the receiver's address and gives the started hub a secret and the webhook.
 func floodDefaults(o *options) error {
-	addr, err := freeAddr()
+	addr, err := rig.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -107,7 +108,7 @@ func flood(ctx context.Context, b *benchRun) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer second.stopReplica()
+	defer second.stop()
 	rep := &FloodReport{}
 	res := &Result{Scenario: "flood", Flood: rep}
 	if err := b.rdb.ConfigSet(ctx, "slowlog-log-slower-than", "1000").Err(); err != nil {
@@ -180,18 +181,11 @@ func (b *benchRun) otherAlert(ctx context.Context, rc *floodReceiver, rep *Flood
 
 // replica starts one more hub on the same Redis, with the same environment.
 func (b *benchRun) replica(ctx context.Context) (*target, error) {
-	r := &target{redisURL: b.t.redisURL, dir: b.t.dir}
-	if err := r.startHub(ctx, b.o); err != nil {
-		r.stopReplica()
+	r := &target{redisURL: b.t.redisURL}
+	if err := r.startHub(b.o); err != nil {
 		return nil, fmt.Errorf("start a replica: %w", err)
 	}
 	return r, nil
-}
-
-// stopReplica stops a replica's process, leaving the shared directory to the first target.
-func (t *target) stopReplica() {
-	t.dir = ""
-	t.stop()
 }
 
 // freshRSS starts a replica after the flood and returns its largest RSS over its first 10 s.
@@ -200,7 +194,7 @@ func (b *benchRun) freshRSS(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer r.stopReplica()
+	defer r.stop()
 	var peak int64
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if s, err := readProc(r.pid); err == nil {

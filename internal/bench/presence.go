@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/delay"
 )
 
 // PresenceSpec is one run of the presence cost scenario: streams spread round robin over topics and hub processes
@@ -84,8 +85,8 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 		return nil, err
 	}
 	// Settle: every debounced write is done and the first refresh after the joins is past.
-	if err := sleepCtx(ctx, interval+2*time.Second); err != nil {
-		return nil, err
+	if !delay.Sleep(ctx, interval+2*time.Second) {
+		return nil, ctx.Err()
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
 	defer rdb.Close()
@@ -98,8 +99,8 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 		return nil, err
 	}
 	start := time.Now()
-	if err := sleepCtx(ctx, s.Window); err != nil {
-		return nil, err
+	if !delay.Sleep(ctx, s.Window) {
+		return nil, ctx.Err()
 	}
 	calls1, err := commandCalls(ctx, rdb)
 	if err != nil {

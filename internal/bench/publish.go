@@ -43,32 +43,42 @@ func (p *publishing) run(ctx context.Context) {
 }
 
 func (p *publishing) one(ctx context.Context, id int) error {
+	return paced(ctx, p.pub, p.perPub, p.batch, p.rate/float64(p.pubs), func(s int, now int64) pubsub.Message {
+		return pubsub.Message{Topic: p.topic, Type: "progress", Data: payload(id, s, now, p.payload)}
+	}, func(s int) {
+		p.ok[id*p.perPub+s] = true
+		p.meter.published()
+	})
+}
+
+// paced publishes events 0 to total-1 at per events a second (all at once when per is 0), in batches of at most
+// batch: event(k, now) is the k-th event, stamped with the send time now; stored(k) is called for each one the
+// script stored. It returns the first error, or ctx's.
+func paced(ctx context.Context, pub *pubsub.Publisher, total, batch int, per float64, event func(k int, now int64) pubsub.Message,
+	stored func(k int)) error {
 	start := time.Now()
-	per := p.rate / float64(p.pubs)
-	msgs := make([]pubsub.Message, 0, p.batch)
+	msgs := make([]pubsub.Message, 0, batch)
 	var tick *time.Ticker
 	if per > 0 {
 		tick = time.NewTicker(pace)
 		defer tick.Stop()
 	}
 	var firstErr error
-	for sent := 0; sent < p.perPub; {
-		due := p.perPub
+	for sent := 0; sent < total; {
+		due := total
 		if per > 0 {
-			due = min(p.perPub, int(per*time.Since(start).Seconds())+1)
+			due = min(total, int(per*time.Since(start).Seconds())+1)
 		}
-		n := min(due-sent, p.batch)
-		if n > 0 {
+		if n := min(due-sent, batch); n > 0 {
 			msgs = msgs[:0]
 			now := time.Now().UnixNano()
-			for s := sent; s < sent+n; s++ {
-				msgs = append(msgs, pubsub.Message{Topic: p.topic, Type: "progress", Data: payload(id, s, now, p.payload)})
+			for k := sent; k < sent+n; k++ {
+				msgs = append(msgs, event(k, now))
 			}
-			_, errs := p.pub.PublishBatch(ctx, msgs)
-			for k, err := range errs {
+			_, errs := pub.PublishBatch(ctx, msgs)
+			for i, err := range errs {
 				if err == nil {
-					p.ok[id*p.perPub+sent+k] = true
-					p.meter.published()
+					stored(sent + i)
 				} else if firstErr == nil {
 					firstErr = err
 				}

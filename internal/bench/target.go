@@ -1,35 +1,33 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // target is the hub under load and the Redis it reads: found at given addresses, or started here as children.
 type target struct {
 	url      string // http://host:port of the hub
 	redisURL string
-	pid      int // the hub process, 0 when unknown
-	children []*exec.Cmd
-	dir      string
+	pid      int              // the hub process, 0 when unknown
+	hub      *chaos.Hub       // the hub started here, if any
+	owner    *redistest.Owner // what started the Redis here, if it did
 }
 
 // startTarget starts what the options ask for. The hub binary runs with the connection limits lifted (the load
 // comes from one address) and the parent's HUB_* variables dropped; --hub-env adds more.
-func startTarget(ctx context.Context, o *options) (*target, error) {
+func startTarget(_ context.Context, o *options) (*target, error) {
 	t := &target{url: strings.TrimSuffix(o.url, "/"), redisURL: o.redisURL, pid: o.pid}
 	if o.hubBin == "" {
 		if t.url == "" || t.redisURL == "" {
@@ -37,120 +35,41 @@ func startTarget(ctx context.Context, o *options) (*target, error) {
 		}
 		return t, nil
 	}
-	dir, err := os.MkdirTemp("", "hub-bench-")
-	if err != nil {
-		return nil, err
-	}
-	t.dir = dir
 	if t.redisURL == "" {
-		if err := t.startRedis(); err != nil {
+		t.owner = &redistest.Owner{}
+		err := t.owner.Do(func() { t.redisURL = redistest.StartReal(t.owner, redistest.Options{}).URL() })
+		if err != nil {
 			t.stop()
-			return nil, err
+			return nil, fmt.Errorf("start redis-server (or give --redis-url): %w", err)
 		}
 	}
-	if err := t.startHub(ctx, o); err != nil {
+	if err := t.startHub(o); err != nil {
 		t.stop()
 		return nil, err
 	}
 	return t, nil
 }
 
-func (t *target) startRedis() error {
-	addr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	host, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command("redis-server", "--bind", host, "--port", port, "--save", "", "--appendonly", "no",
-		"--dir", t.dir, "--logfile", t.dir+"/redis.log")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start redis-server (or give --redis-url): %w", err)
-	}
-	t.children = append(t.children, cmd)
-	t.redisURL = "redis://" + addr + "/0"
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			_ = c.Close()
-			return nil
-		}
-	}
-	return fmt.Errorf("redis-server on %s did not start", addr)
-}
-
-func (t *target) startHub(ctx context.Context, o *options) error {
-	cmd := exec.Command(o.hubBin, "serve", "--listen", "127.0.0.1:0")
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HUB_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+func (t *target) startHub(o *options) error {
 	// Every client of a run comes from this machine: the per-address limits would count them as one.
-	cmd.Env = append(cmd.Env, "HUB_REDIS_URL="+t.redisURL, "HUB_LIMITS_MAX_CONNECTIONS=0", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=0",
-		"HUB_LIMITS_CONNECTION_RATE=0", "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=0", "HUB_SSE_DETACH="+strconv.FormatBool(o.detach))
-	cmd.Env = append(cmd.Env, o.hubEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	logf, err := os.Create(t.dir + "/hub.log")
+	env := append([]string{"HUB_REDIS_URL=" + t.redisURL, "HUB_LIMITS_MAX_CONNECTIONS=0", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=0",
+		"HUB_LIMITS_CONNECTION_RATE=0", "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=0", "HUB_SSE_DETACH=" + strconv.FormatBool(o.detach)},
+		o.hubEnv...)
+	h, err := chaos.StartHub(o.hubBin, "127.0.0.1:0", env, 10*time.Second)
 	if err != nil {
-		return err
-	}
-	defer logf.Close() // the child holds its own descriptor
-	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", o.hubBin, err)
 	}
-	t.children = append(t.children, cmd)
-	t.pid = cmd.Process.Pid
-	addr := make(chan string, 1)
-	go func() { // ends with the child's stdout; stop waits for the child
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var l struct{ Message, URL string }
-			if json.Unmarshal(sc.Bytes(), &l) == nil && l.Message == "hub listening" {
-				a := strings.TrimPrefix(l.URL, "http://")
-				addr <- a
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		t.url = "http://" + a
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("the hub did not start listening (log: %s/hub.log)", t.dir)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(t.url + "/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("the hub did not become ready (log: %s/hub.log)", t.dir)
+	t.hub, t.url, t.pid = h, h.URL, h.Pid()
+	return nil
 }
 
-// stop ends the children it started, hub first, and removes their files.
+// stop ends what it started, hub first.
 func (t *target) stop() {
-	for i := len(t.children) - 1; i >= 0; i-- {
-		c := t.children[i]
-		_ = c.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = c.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = c.Process.Kill()
-			<-done
-		}
+	if t.hub != nil {
+		_ = t.hub.Stop()
 	}
-	if t.dir != "" {
-		_ = os.RemoveAll(t.dir)
+	if t.owner != nil {
+		t.owner.Close()
 	}
 }
 
@@ -160,27 +79,14 @@ func (t *target) hostPort() string {
 
 // metrics reads the named unlabelled series from the hub's /metrics.
 func (t *target) metrics(names ...string) (map[string]float64, error) {
-	resp, err := http.Get(t.url + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	all, err := rig.Metrics(context.Background(), nil, t.url, "")
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]float64, len(names))
-	for line := range bytes.SplitSeq(body, []byte("\n")) {
-		name, val, ok := bytes.Cut(line, []byte(" "))
-		if !ok {
-			continue
-		}
-		for _, n := range names {
-			if string(name) == n {
-				if v, err := strconv.ParseFloat(string(val), 64); err == nil {
-					out[n] = v
-				}
-			}
+	for _, n := range names {
+		if v, ok := all[n]; ok {
+			out[n] = v
 		}
 	}
 	return out, nil
@@ -188,21 +94,11 @@ func (t *target) metrics(names ...string) (map[string]float64, error) {
 
 // waitActive waits until the hub counts at least n open streams.
 func (t *target) waitActive(ctx context.Context, n int, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
+	return rig.PollWhy(ctx, within, 100*time.Millisecond, fmt.Sprintf("the hub counting %d open streams", n), func() (bool, string) {
 		m, err := t.metrics("hub_sse_connections_active")
-		if err == nil && m["hub_sse_connections_active"] >= float64(n) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the hub shows %v open streams after %v, want %d", m["hub_sse_connections_active"], within, n)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		seen := m["hub_sse_connections_active"]
+		return err == nil && seen >= float64(n), fmt.Sprintf("it shows %v", seen)
+	})
 }
 
 // sample is one reading of a process from /proc.
@@ -279,13 +175,4 @@ func raiseNoFile(n int) error {
 		return fmt.Errorf("RLIMIT_NOFILE is at most %d here (raising the hard limit needs CAP_SYS_RESOURCE): too low for %d connections; at most %d", want, n, want-64)
 	}
 	return nil
-}
-
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

@@ -41,48 +41,13 @@ func (p *topicsPublishing) one(ctx context.Context, j, pubs int) error {
 	for t := j; t < len(p.r.names); t += pubs {
 		mine = append(mine, t)
 	}
-	total := len(mine) * p.r.perTop
-	per := o.rate / float64(pubs)
-	var tick *time.Ticker
-	if per > 0 {
-		tick = time.NewTicker(pace)
-		defer tick.Stop()
-	}
-	start := time.Now()
-	msgs := make([]pubsub.Message, 0, o.batch)
-	var firstErr error
-	for sent := 0; sent < total; {
-		due := total
-		if per > 0 {
-			due = min(total, int(per*time.Since(start).Seconds())+1)
-		}
-		if n := min(due-sent, o.batch); n > 0 {
-			msgs = msgs[:0]
-			now := time.Now().UnixNano()
-			for k := sent; k < sent+n; k++ {
-				t, s := mine[k%len(mine)], k/len(mine)
-				msgs = append(msgs, pubsub.Message{Topic: p.r.names[t], Type: "progress", Data: payload(0, s, now, o.payload)})
-			}
-			_, errs := p.r.b.pub.PublishBatch(ctx, msgs)
-			for i, err := range errs {
-				k := sent + i
-				if err == nil {
-					p.ok[mine[k%len(mine)]][k/len(mine)] = true
-					p.r.b.m.published()
-				} else if firstErr == nil {
-					firstErr = err
-				}
-			}
-			sent += n
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
-	return firstErr
+	return paced(ctx, p.r.b.pub, len(mine)*p.r.perTop, o.batch, o.rate/float64(pubs), func(k int, now int64) pubsub.Message {
+		t, s := mine[k%len(mine)], k/len(mine)
+		return pubsub.Message{Topic: p.r.names[t], Type: "progress", Data: payload(0, s, now, o.payload)}
+	}, func(k int) {
+		p.ok[mine[k%len(mine)]][k/len(mine)] = true
+		p.r.b.m.published()
+	})
 }
 
 func (p *topicsPublishing) published() int {

@@ -202,7 +202,7 @@ func TestChaos07HistoryTrimmed(t *testing.T) {
 }
 
 // publishTrimmed publishes n events to topic with a history of 100 and returns their ids, in order.
-func (r *rig) publishTrimmed(ctx context.Context, n int, topic string) []hub.ID {
+func (r *scenario) publishTrimmed(ctx context.Context, n int, topic string) []hub.ID {
 	r.t.Helper()
 	pub := r.publisher(100)
 	ids := make([]hub.ID, 0, n)

@@ -69,7 +69,7 @@ func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 
 // failoverRig is a rig on a replicated Redis with three hubs and the keyed publishers.
 type failoverRig struct {
-	*rig
+	*scenario
 	hubs  []*Hub
 	lossy bool // the faults may lose acknowledged events (verifyLossy)
 }
@@ -81,7 +81,7 @@ func newFailoverRig(t *testing.T, url string, env ...string) *failoverRig {
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
 	prefix := "chaos" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
-	r := &failoverRig{rig: &rig{t: t, rdb: rdb, prefix: prefix, keys: pubsub.Keys{Prefix: prefix}}}
+	r := &failoverRig{scenario: &scenario{t: t, rdb: rdb, prefix: prefix, keys: pubsub.Keys{Prefix: prefix}}}
 	// The publish rate limit is per address, and every publisher here shares 127.0.0.1.
 	env = append([]string{"HUB_REDIS_URL=" + url, "HUB_LIMITS_PUBLISH_RATE=0", "HUB_REDIS_PUBLISH_RETRY=5s"}, env...)
 	for range 3 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Fleet is a set of clients started and checked together.
@@ -118,17 +119,7 @@ func (f *Fleet) Latency(clients []*Client) (p99, worst time.Duration) {
 	return ms(all[len(all)*99/100]), ms(all[len(all)-1])
 }
 
-// poll calls cond every 20ms until it holds or within passes; the error carries cond's last description.
+// poll is rig.PollWhy every 20ms for the suite, which waits on no context but its deadline.
 func poll(within time.Duration, cond func() (bool, string)) error {
-	deadline := time.Now().Add(within)
-	for {
-		ok, what := cond()
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %v: %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return rig.PollWhy(context.Background(), within, 20*time.Millisecond, "waiting", cond)
 }

@@ -99,7 +99,7 @@ func (rc *hookReceiver) all() []hookPost {
 }
 
 // verdictsOf counts the health events of each verdict on wf stored in topic's stream.
-func (r *rig) verdictsOf(topic, wf string) map[string]int {
+func (r *scenario) verdictsOf(topic, wf string) map[string]int {
 	r.t.Helper()
 	entries, err := r.rdb.XRange(context.Background(), r.keys.Stream(topic), "-", "+").Result()
 	if err != nil {
@@ -121,7 +121,7 @@ func (r *rig) verdictsOf(topic, wf string) map[string]int {
 	return out
 }
 
-func (r *rig) agent(topic, typ, data string) {
+func (r *scenario) agent(topic, typ, data string) {
 	r.t.Helper()
 	if _, err := r.publisher(10000).Publish(context.Background(), topic, typ, []byte(data)); err != nil {
 		r.t.Fatalf("Publish(%s, %s) = %v", topic, data, err)

@@ -10,12 +10,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Hub is one hub process. The binary reads its configuration from HUB_* variables; it prints
@@ -89,14 +90,13 @@ func (h *Hub) Pid() int { return h.cmd.Process.Pid }
 
 // WaitReady polls /readyz until it answers 200.
 func (h *Hub) WaitReady(within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if h.Ready() == http.StatusOK {
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := rig.Poll(context.Background(), within, 20*time.Millisecond, "hub "+h.URL+": /readyz 200", func() bool {
+		return h.Ready() == http.StatusOK
+	})
+	if err != nil {
+		return fmt.Errorf("%w; logs:\n%s", err, h.logs)
 	}
-	return fmt.Errorf("hub %s: /readyz not 200 within %v; logs:\n%s", h.URL, within, h.logs)
+	return nil
 }
 
 var probe = &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -157,32 +157,7 @@ func (h *Hub) Logs() string { return h.logs.String() }
 
 // Metrics scrapes /metrics and returns every sample, keyed by its series as printed (name{labels}).
 func (h *Hub) Metrics(ctx context.Context) (map[string]float64, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL+"/metrics", nil)
-	resp, err := probe.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	out := make(map[string]float64, 256)
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, sc.Err()
+	return rig.Metrics(ctx, probe, h.URL, "")
 }
 
 // tailBuffer keeps the last max bytes written to it.

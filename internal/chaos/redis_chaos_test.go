@@ -140,7 +140,7 @@ func (w *readyWatch) result() (down, backUp bool, upAgain time.Time) {
 // faultUnderLoad publishes n events over topics at rate while, after lead, fault runs and, hold later, heal. It
 // returns the publishers' load and the recovery: how long after the heal every client had what the streams held at
 // the heal.
-func (r *rig) faultUnderLoad(ctx context.Context, f *Fleet, n int, topics []string, rate float64, lead, hold time.Duration,
+func (r *scenario) faultUnderLoad(ctx context.Context, f *Fleet, n int, topics []string, rate float64, lead, hold time.Duration,
 	fault, heal func()) (*load, time.Duration) {
 	var l *load
 	var wg sync.WaitGroup

@@ -16,20 +16,8 @@ func TestChaos04ReplicaKilled(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	a, b := r.startHub(r.redis.Addr), r.startHub(r.redis.Addr)
 	topics := topicNames("s4", 2)
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	n := scale(200, 1000)
-	fleet := NewFleet(n, func(i int) ClientConfig {
-		ts := topics[i%2 : i%2+1]
-		return ClientConfig{URLs: []string{a.URL, b.URL}, Topics: ts, LastEventID: fromStart(ts), Transport: tr}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(15 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	ctx, fleet := connectedAcross(t, a, b, topics)
+	n := len(fleet.Clients)
 	_, recovery := r.faultUnderLoad(ctx, fleet, scale(1200, 6000), topics, 300, 1500*time.Millisecond, 0, a.Kill, func() {})
 	truth := r.truths(topics)
 	if _, err := fleet.WaitCaughtUp(newestOf(truth), 20*time.Second); err != nil {
@@ -59,20 +47,8 @@ func TestChaos05RollingRestart(t *testing.T) {
 	env := []string{"HUB_SSE_RETRY=1s"} // the spread is the jitter of this hint, ±50%
 	a, b := r.startHub(r.redis.Addr, env...), r.startHub(r.redis.Addr, env...)
 	topics := topicNames("s5", 2)
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	n := scale(200, 1000)
-	fleet := NewFleet(n, func(i int) ClientConfig {
-		ts := topics[i%2 : i%2+1]
-		return ClientConfig{URLs: []string{a.URL, b.URL}, Topics: ts, LastEventID: fromStart(ts), Transport: tr}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(15 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	ctx, fleet := connectedAcross(t, a, b, topics)
+	n := len(fleet.Clients)
 	done := make(chan *load, 1)
 	go func() { done <- r.publish(ctx, 2, scale(2000, 8000), topics, 250) }()
 	time.Sleep(time.Second)
@@ -138,4 +114,24 @@ func reconnectSpread(f *Fleet, since time.Time) (spread, last time.Duration) {
 	}
 	slices.Sort(at)
 	return at[len(at)*9/10] - at[len(at)/10], at[len(at)-1]
+}
+
+// connectedAcross opens a fleet of clients split over both topics, each client with both hubs to fail over between,
+// and waits until every one is connected. The fleet and its context end with the test.
+func connectedAcross(t *testing.T, a, b *Hub, topics []string) (context.Context, *Fleet) {
+	t.Helper()
+	tr := NewTransport(0)
+	t.Cleanup(tr.CloseIdleConnections)
+	fleet := NewFleet(scale(200, 1000), func(i int) ClientConfig {
+		ts := topics[i%2 : i%2+1]
+		return ClientConfig{URLs: []string{a.URL, b.URL}, Topics: ts, LastEventID: fromStart(ts), Transport: tr}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	fleet.Run(ctx)
+	t.Cleanup(fleet.Stop)
+	if err := fleet.WaitConnected(15 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, fleet
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/syncverse/hub/pubsub"
 )
 
-// rig is one scenario's world: a real redis-server, a key prefix of its own, and a client for the test's own
+// scenario is one test's world: a real redis-server, a key prefix of its own, and a client for the test's own
 // publishing and reading of the truth.
-type rig struct {
+type scenario struct {
 	t      *testing.T
 	redis  *redistest.Server
 	rdb    redis.UniversalClient
@@ -28,7 +28,7 @@ type rig struct {
 	pad    string // appended to every event publish sends, to make events as large as a scenario needs
 }
 
-func newRig(t *testing.T, opts redistest.Options) *rig {
+func newRig(t *testing.T, opts redistest.Options) *scenario {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("chaos scenarios run real processes; skipped with -short")
@@ -38,12 +38,12 @@ func newRig(t *testing.T, opts redistest.Options) *rig {
 	// Fail fast on a dead Redis rather than retrying in the background for long.
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: 1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
 	t.Cleanup(func() { _ = rdb.Close() })
-	return &rig{t: t, redis: rs, rdb: rdb, prefix: prefix, keys: pubsub.Keys{Prefix: prefix}}
+	return &scenario{t: t, redis: rs, rdb: rdb, prefix: prefix, keys: pubsub.Keys{Prefix: prefix}}
 }
 
 // hubEnv is the configuration every scenario's hub starts from: short timers so faults show within a second,
 // no connection limits (thousands of clients share one loopback address), and extra KEY=VALUE settings last.
-func (r *rig) hubEnv(redisAddr string, extra ...string) []string {
+func (r *scenario) hubEnv(redisAddr string, extra ...string) []string {
 	return append([]string{
 		"HUB_REDIS_URL=redis://" + redisAddr + "/0",
 		"HUB_REDIS_PREFIX=" + r.prefix,
@@ -61,7 +61,7 @@ func (r *rig) hubEnv(redisAddr string, extra ...string) []string {
 }
 
 // startHub runs a hub process against redisAddr (the server itself, or a proxy in front of it).
-func (r *rig) startHub(redisAddr string, extra ...string) *Hub {
+func (r *scenario) startHub(redisAddr string, extra ...string) *Hub {
 	r.t.Helper()
 	h, err := StartHub(hubBin, "127.0.0.1:0", r.hubEnv(redisAddr, extra...), 15*time.Second)
 	if err != nil {
@@ -72,7 +72,7 @@ func (r *rig) startHub(redisAddr string, extra ...string) *Hub {
 }
 
 // own stops h when the test ends, failing the test if h did not exit cleanly, and logs its end on a failure.
-func (r *rig) own(h *Hub) {
+func (r *scenario) own(h *Hub) {
 	r.t.Cleanup(func() {
 		if err := h.Stop(); err != nil {
 			r.t.Errorf("hub %s did not exit cleanly: %v", h.URL, err)
@@ -90,12 +90,12 @@ func tail(s string, n int) string {
 	return s
 }
 
-func (r *rig) publisher(maxLen int64) *pubsub.Publisher {
+func (r *scenario) publisher(maxLen int64) *pubsub.Publisher {
 	return pubsub.NewPublisher(r.rdb, pubsub.PublisherConfig{Prefix: r.prefix, MaxLen: maxLen})
 }
 
 // truth reads a topic's whole stream: the ids every client should have received, in order.
-func (r *rig) truth(topic string) []hub.ID {
+func (r *scenario) truth(topic string) []hub.ID {
 	r.t.Helper()
 	var out []hub.ID
 	after := "-"
@@ -120,7 +120,7 @@ func (r *rig) truth(topic string) []hub.ID {
 	return nil
 }
 
-func (r *rig) truths(topics []string) map[string][]hub.ID {
+func (r *scenario) truths(topics []string) map[string][]hub.ID {
 	m := make(map[string][]hub.ID, len(topics))
 	for _, t := range topics {
 		m[t] = r.truth(t)
@@ -201,7 +201,7 @@ func (l *load) counts() (acked, failed int) {
 // publish runs pubs publishers that together publish n events round-robin over topics, at about rate events per
 // second in all, each through its own Redis connection. A failed publish is counted and not retried. It returns
 // when all are done or ctx ends.
-func (r *rig) publish(ctx context.Context, pubs, n int, topics []string, rate float64) *load {
+func (r *scenario) publish(ctx context.Context, pubs, n int, topics []string, rate float64) *load {
 	l := &load{acked: make(map[string][]hub.ID)}
 	var wg sync.WaitGroup
 	for p := range pubs {
@@ -288,7 +288,7 @@ func measure(f *Fleet) {
 var logLevel = cmp.Or(os.Getenv("HUB_CHAOS_LOG_LEVEL"), "warn")
 
 // newest returns each topic's newest stream id now.
-func (r *rig) newest(topics []string) map[string]hub.ID {
+func (r *scenario) newest(topics []string) map[string]hub.ID {
 	r.t.Helper()
 	m := make(map[string]hub.ID, len(topics))
 	for _, t := range topics {

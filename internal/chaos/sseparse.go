@@ -1,36 +1,25 @@
 package chaos
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/syncverse/hub/hub"
+	"github.com/syncverse/hub/internal/sseframe"
 )
 
-// frame is the part of an SSE message the client needs.
-type frame struct {
-	id, event []byte
-	hasID     bool
-	hasData   bool // a data: line came, kept in data or not
-	data      []byte
-}
-
-// read parses the stream line by line. Data lines are kept only for resets or with KeepData.
+// read parses the stream frame by frame.
 func (c *Client) read(ctx context.Context, body io.Reader, cursor *string, retry *time.Duration) error {
-	r := bufio.NewReaderSize(body, 16<<10)
-	var f frame
+	r := sseframe.NewReader(body, 16<<10)
 	prev, silence := time.Now(), time.Duration(0)
 	for {
 		if err := c.waitResumed(ctx); err != nil {
 			return err
 		}
-		line, err := ReadLine(r)
+		f, err := r.Next()
 		if err != nil {
 			return err
 		}
@@ -40,80 +29,38 @@ func (c *Client) read(ctx context.Context, body io.Reader, cursor *string, retry
 			c.count(func(s *ClientStats) { s.MaxSilence = max(s.MaxSilence, gap) })
 		}
 		prev = now
-		switch {
-		case len(line) == 0:
-			if f.hasID {
-				*cursor = string(f.id) // as EventSource: the last id field seen becomes the Last-Event-ID
-			}
-			c.dispatch(&f, now)
-			f.event, f.data, f.hasID, f.hasData = f.event[:0], f.data[:0], false, false
-		case line[0] == ':':
+		if f.IsComment {
 			c.count(func(s *ClientStats) { s.Heartbeats++ })
-		default:
-			field, value, _ := bytes.Cut(line, []byte(":"))
-			value = bytes.TrimPrefix(value, []byte(" "))
-			switch string(field) {
-			case "id":
-				f.id, f.hasID = append(f.id[:0], value...), true
-			case "event":
-				f.event = append(f.event[:0], value...)
-			case "data":
-				f.hasData = true
-				if c.cfg.KeepData || string(f.event) == "reset" {
-					if len(f.data) > 0 {
-						f.data = append(f.data, '\n')
-					}
-					f.data = append(f.data, value...)
-				}
-			case "retry":
-				if ms, err := strconv.Atoi(string(value)); err == nil && ms > 0 {
-					*retry = time.Duration(ms) * time.Millisecond
-				}
-			}
+			continue
 		}
-	}
-}
-
-// ReadLine returns the next line of an SSE stream without its LF (or CRLF); the slice is valid until the next
-// call. The fleet bench reads with it too.
-func ReadLine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		long := append([]byte(nil), line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = r.ReadSlice('\n')
-			long = append(long, line...)
+		if f.HasID {
+			*cursor = string(f.ID) // as EventSource: the last id field seen becomes the Last-Event-ID
 		}
-		line = long
+		if d, ok := f.Hint(); ok && d > 0 {
+			*retry = d
+		}
+		c.dispatch(f, now)
 	}
-	if err != nil {
-		return nil, err
-	}
-	line = line[:len(line)-1]
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	return line, nil
 }
 
 // dispatch records one frame. What the hub never sends (an id or data without event:, an id that does not parse, a
 // reset without a topic) is counted as malformed rather than dropped, so the verdict sees it.
-func (c *Client) dispatch(f *frame, now time.Time) {
-	if string(f.event) == "reset" {
+func (c *Client) dispatch(f *sseframe.Frame, now time.Time) {
+	if string(f.Event) == "reset" {
 		c.reset(f)
 		return
 	}
-	if len(f.event) == 0 {
-		if f.hasID || f.hasData {
+	if len(f.Event) == 0 {
+		if f.HasID || f.HasData {
 			c.count(func(s *ClientStats) { s.Malformed++ })
 		}
 		return // otherwise a retry hint or comments only
 	}
-	if !f.hasID {
+	if !f.HasID {
 		return // an ephemeral event: nothing to verify
 	}
-	topic, idText := c.cfg.Topics[0], f.id
-	if t, rest, ok := bytes.Cut(f.id, []byte("=")); ok { // a multi-topic cursor starts with the event's own position
+	topic, idText := c.cfg.Topics[0], f.ID
+	if t, rest, ok := bytes.Cut(f.ID, []byte("=")); ok { // a multi-topic cursor starts with the event's own position
 		topic = string(t)
 		idText, _, _ = bytes.Cut(rest, []byte(";"))
 	}
@@ -124,7 +71,7 @@ func (c *Client) dispatch(f *frame, now time.Time) {
 	}
 	g := Got{ID: id}
 	if c.cfg.KeepData {
-		g.Data = bytes.Clone(f.data)
+		g.Data = bytes.Clone(f.Data)
 	}
 	c.mu.Lock()
 	c.got[topic] = append(c.got[topic], g)
@@ -138,13 +85,13 @@ func (c *Client) dispatch(f *frame, now time.Time) {
 }
 
 // reset records an event: reset under its topic, with the oldest id it names.
-func (c *Client) reset(f *frame) {
+func (c *Client) reset(f *sseframe.Frame) {
 	var r struct {
 		Topic, Reason string
 		Oldest        *string
 	}
-	err := json.Unmarshal(f.data, &r)
-	g := Got{Reset: true, Reason: r.Reason, Data: bytes.Clone(f.data)}
+	err := json.Unmarshal(f.Data, &r)
+	g := Got{Reset: true, Reason: r.Reason, Data: bytes.Clone(f.Data)}
 	if err == nil && r.Oldest != nil {
 		g.ID, err = hub.ParseID(*r.Oldest)
 	}

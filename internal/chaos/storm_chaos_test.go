@@ -64,7 +64,7 @@ func TestChaos08ReconnectStorm(t *testing.T) {
 var cmdstatXrange = regexp.MustCompile(`cmdstat_xrange:calls=(\d+)`)
 
 // xrangeCalls reads how many XRANGE commands Redis has served (INFO commandstats).
-func xrangeCalls(t *testing.T, r *rig) int {
+func xrangeCalls(t *testing.T, r *scenario) int {
 	t.Helper()
 	info, err := r.rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -37,22 +38,13 @@ type resultLine struct {
 	LeaseReason string `json:"lease_reason,omitempty"`
 }
 
-// lineWriter serializes the child's lines: the announce goroutine and the main goroutine both write.
-type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (lw *lineWriter) line(kind string, v any) {
-	b, _ := json.Marshal(v)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	fmt.Fprintf(lw.w, "%s %s\n", kind, b)
-}
+// lineWriter serializes the child's lines (the announce goroutine and the main goroutine both write) and is the
+// lease's publisher.
+type lineWriter struct{ rig.LineWriter }
 
 // Publish makes the child's lock events visible to the parent, which times the crash from them.
 func (lw *lineWriter) Publish(_ context.Context, _, _ string, data []byte) (string, error) {
-	lw.line("event", json.RawMessage(data))
+	lw.Line("event", json.RawMessage(data))
 	return "", nil
 }
 
@@ -62,7 +54,7 @@ func runChild(ctx context.Context, cfg config, stdout io.Writer) error {
 		return fmt.Errorf("dispatch-test child: %w", err)
 	}
 	defer client.Close()
-	out := &lineWriter{w: stdout}
+	out := &lineWriter{rig.LineWriter{W: stdout}}
 	locker := lease.New(client, lease.Options{
 		TTL: cfg.ttl, RenewEvery: cfg.renewEvery, NoWatchdog: cfg.noWatchdog, MinReplicas: cfg.minReplicas, Prefix: cfg.prefix + "lease:",
 		Holder: "child-" + strconv.Itoa(os.Getpid()), Announcer: out,
@@ -79,13 +71,13 @@ func runChild(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("dispatch-test child: %w", err)
 	}
-	out.line("ready", readyLine{Fence: ls.Fence(), Exists: exists})
+	out.Line("ready", readyLine{Fence: ls.Fence(), Exists: exists})
 
 	// The parent speaks on stdin; its end (EOF) means the parent is gone, and the child must not outlive it.
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		if cfg.child == rolePause && in.Text() == "write" {
-			out.line("result", pausedWrite(reg, ls, cfg.entity))
+			out.Line("result", pausedWrite(reg, ls, cfg.entity))
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/keyslot"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Cluster is a Redis Cluster of real redis-server processes on loopback, owned by one test.
@@ -21,21 +22,22 @@ type Cluster struct {
 }
 
 // StartCluster creates a cluster of masters, each with replicas replicas, and waits until every node reports
-// cluster_state:ok. A node's failure is detected after nodeTimeout (cluster-node-timeout). It needs redis-server
-// and redis-cli (it skips without, and fails when CI is set).
-func StartCluster(t TB, masters, replicas int, nodeTimeout time.Duration) *Cluster {
+// cluster_state:ok. A node's failure is detected after nodeTimeout (cluster-node-timeout); args are more
+// redis-server arguments for every node. It needs redis-server and redis-cli (it skips without, and fails when CI
+// is set).
+func StartCluster(t TB, masters, replicas int, nodeTimeout time.Duration, args ...string) *Cluster {
 	t.Helper()
 	needTools(t, "redis-server", "redis-cli")
 	c := &Cluster{t: t}
 	for range masters * (1 + replicas) {
-		c.Nodes = append(c.Nodes, StartReal(t, Options{ClusterBus: true, Args: []string{"--cluster-enabled", "yes",
+		c.Nodes = append(c.Nodes, StartReal(t, Options{ClusterBus: true, Args: append([]string{"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
-			"--repl-diskless-sync-delay", "0"}}))
+			"--repl-diskless-sync-delay", "0"}, args...)}))
 	}
-	args := append([]string{"--cluster", "create"}, c.Addrs()...)
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	create := append([]string{"--cluster", "create"}, c.Addrs()...)
+	create = append(create, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	if out, err := exec.Command("redis-cli", create...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(create, " "), err, out)
 	}
 	c.WaitOK(30 * time.Second)
 	return c
@@ -58,27 +60,25 @@ func (c *Cluster) URL() string { return "redis+cluster://" + strings.Join(c.Addr
 func (c *Cluster) WaitOK(within time.Duration) {
 	c.t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(within)
-	for _, n := range c.Nodes {
-		if !n.Running() {
-			continue
-		}
-		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
-		for {
+	err := rig.PollWhy(ctx, within, 50*time.Millisecond, "every cluster node ok", func() (bool, string) {
+		for _, n := range c.Nodes {
+			if !n.Running() {
+				continue
+			}
+			cl := redis.NewClient(&redis.Options{Addr: n.Addr})
 			info, err := cl.ClusterInfo(ctx).Result()
 			repl, err2 := cl.Info(ctx, "replication").Result()
-			if err == nil && err2 == nil && strings.Contains(info, "cluster_state:ok") &&
-				strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.Nodes))) &&
-				(strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up")) {
-				break
+			_ = cl.Close()
+			if err != nil || err2 != nil || !strings.Contains(info, "cluster_state:ok") ||
+				!strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.Nodes))) ||
+				!strings.Contains(repl, "role:master") && !strings.Contains(repl, "master_link_status:up") {
+				return false, fmt.Sprintf("node %s: %v %v\n%s", n.Addr, err, err2, info)
 			}
-			if time.Now().After(deadline) {
-				_ = cl.Close()
-				c.t.Fatalf("cluster node %s not ok within %v: %v %v\n%s", n.Addr, within, err, err2, info)
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		_ = cl.Close()
+		return true, ""
+	})
+	if err != nil {
+		c.t.Fatalf("%v", err)
 	}
 }
 
@@ -205,25 +205,39 @@ func (c *Cluster) masterOfSlot(slot int) (master, replica *Server) {
 			continue
 		}
 		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
-		shards, err := cl.ClusterSlots(ctx).Result()
+		m, reps, ok := SlotOwner(ctx, cl, slot)
 		_ = cl.Close()
-		if err != nil {
+		if !ok {
 			continue
 		}
-		for _, s := range shards {
-			if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
-				continue
+		master = c.byAddr(m)
+		for _, r := range reps {
+			if rep := c.byAddr(r); rep != nil && rep.Running() {
+				replica = rep
 			}
-			master = c.byAddr(s.Nodes[0].Addr)
-			for _, r := range s.Nodes[1:] {
-				if rep := c.byAddr(r.Addr); rep != nil && rep.Running() {
-					replica = rep
-				}
-			}
-			if master != nil && master.Running() {
-				return master, replica
-			}
+		}
+		if master != nil && master.Running() {
+			return master, replica
 		}
 	}
 	return nil, nil
+}
+
+// SlotOwner is what the node behind rdb says of slot now (CLUSTER SLOTS): its master's address and its replicas'.
+// ok is false when the node does not answer or names no owner.
+func SlotOwner(ctx context.Context, rdb *redis.Client, slot int) (master string, replicas []string, ok bool) {
+	shards, err := rdb.ClusterSlots(ctx).Result()
+	if err != nil {
+		return "", nil, false
+	}
+	for _, s := range shards {
+		if slot < s.Start || slot > s.End || len(s.Nodes) == 0 {
+			continue
+		}
+		for _, r := range s.Nodes[1:] {
+			replicas = append(replicas, r.Addr)
+		}
+		return s.Nodes[0].Addr, replicas, true
+	}
+	return "", nil, false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // StartPair starts a master and a replica of it (real servers) and waits until the replica is in sync.
@@ -26,16 +27,9 @@ func StartPair(t TB) (master, replica *Server) {
 func WaitInSync(addr, password string, within time.Duration) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
 	defer c.Close()
-	deadline := time.Now().Add(within)
-	for {
+	return rig.PollWhy(context.Background(), within, 20*time.Millisecond, "replica "+addr+" in sync", func() (bool, string) {
 		v, err := c.Info(context.Background(), "replication").Result()
-		if err == nil && strings.Contains(v, "role:slave") && strings.Contains(v, "master_link_status:up") &&
-			strings.Contains(v, "master_sync_in_progress:0") {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("replica %s not in sync within %v: %v %s", addr, within, err, strings.TrimSpace(v))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(v, "role:slave") && strings.Contains(v, "master_link_status:up") &&
+			strings.Contains(v, "master_sync_in_progress:0"), fmt.Sprintf("%v %s", err, strings.TrimSpace(v))
+	})
 }

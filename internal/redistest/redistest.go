@@ -17,13 +17,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
@@ -190,29 +191,20 @@ func ping(addr string) error {
 
 // freeAddr returns a loopback address with a port that was free a moment ago.
 func freeAddr(t TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := rig.FreeAddr()
 	if err != nil {
 		t.Fatalf("find a free port: %v", err)
 	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	return a
 }
 
 // freeBusAddr is freeAddr for a cluster node: port+10000, its cluster bus, was free a moment ago too.
 func freeBusAddr(t TB) string {
-	for range 50 {
-		a := freeAddr(t)
-		port, _ := strconv.Atoi(a[len("127.0.0.1:"):])
-		if port+10000 > 65535 {
-			continue
-		}
-		if bus, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
-			bus.Close()
-			return a
-		}
+	a, err := rig.FreeBusAddr()
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
-	t.Fatalf("no free port with a free cluster bus port")
-	return ""
+	return a
 }
 
 // Prefix returns a key prefix unique to the test, so tests sharing a server do not see each other's keys.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // MasterName is the name the sentinels monitor the master under.
@@ -121,23 +122,21 @@ func (s *Sentinel) startOne() string {
 // waitKnown waits until every sentinel sees the replica and the other sentinels.
 func (s *Sentinel) waitKnown(within time.Duration) {
 	ctx := context.Background()
-	deadline := time.Now().Add(within)
-	for _, a := range s.Addrs {
-		sc := s.client(a)
-		for {
+	err := rig.PollWhy(ctx, within, 50*time.Millisecond, "every sentinel knows the replica and the others", func() (bool, string) {
+		for _, a := range s.Addrs {
+			sc := s.client(a)
 			r, err := sc.Replicas(ctx, MasterName).Result()
 			others, err2 := sc.Sentinels(ctx, MasterName).Result()
-			if err == nil && err2 == nil && len(r) == 1 && len(others) == len(s.Addrs)-1 {
-				break
+			_ = sc.Close()
+			if err != nil || err2 != nil || len(r) != 1 || len(others) != len(s.Addrs)-1 {
+				return false, fmt.Sprintf("sentinel on %s: replicas %v (%v), other sentinels %d of %d (%v)", a, r, err,
+					len(others), len(s.Addrs)-1, err2)
 			}
-			if time.Now().After(deadline) {
-				_ = sc.Close()
-				s.t.Fatalf("sentinel on %s: replicas %v (%v), other sentinels %d of %d (%v)", a, r, err, len(others),
-					len(s.Addrs)-1, err2)
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		_ = sc.Close()
+		return true, ""
+	})
+	if err != nil {
+		s.t.Fatalf("%v", err)
 	}
 }
 

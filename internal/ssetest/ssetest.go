@@ -3,14 +3,14 @@
 package ssetest
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/sseframe"
 )
 
 // Frame is one SSE message (or comment) as a line-reading client sees it.
@@ -97,42 +97,17 @@ func (c *Client) read(body io.ReadCloser) {
 	defer close(c.ended)
 	defer close(c.frames)
 	defer body.Close()
-	r := bufio.NewReaderSize(body, 64<<10)
-	var f Frame
-	var data []string
+	r := sseframe.NewReader(body, 64<<10)
 	for {
-		line, err := r.ReadString('\n')
+		f, err := r.Next()
 		if err != nil {
 			c.err = err
 			return
 		}
-		line = strings.TrimSuffix(line, "\n")
-		switch {
-		case line == "":
-			if f.Comment != "" || f.Retry != "" || f.Event != "" || data != nil || f.HasID {
-				f.Data = strings.Join(data, "\n")
-				if !c.emit(f) {
-					return
-				}
-			}
-			f, data = Frame{}, nil
-		case strings.HasPrefix(line, ":"):
-			if !c.emit(Frame{Comment: strings.TrimPrefix(line, ":")}) {
-				return
-			}
-		default:
-			field, value, _ := strings.Cut(line, ":")
-			value = strings.TrimPrefix(value, " ")
-			switch field {
-			case "id":
-				f.ID, f.HasID = value, true
-			case "event":
-				f.Event = value
-			case "data":
-				data = append(data, value)
-			case "retry":
-				f.Retry = value
-			}
+		out := Frame{ID: string(f.ID), Event: string(f.Event), Data: string(f.Data), Comment: string(f.Comment),
+			Retry: string(f.Retry), HasID: f.HasID}
+		if !c.emit(out) {
+			return
 		}
 	}
 }

@@ -2,10 +2,11 @@ package testutil
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Bearer is the Authorization header carrying tok.
@@ -28,10 +29,9 @@ func WaitZero(t testing.TB, base, token string, names ...string) {
 // FreeAddr returns a loopback address nothing listens on right now.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := rig.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return a
 }

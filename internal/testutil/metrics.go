@@ -1,7 +1,8 @@
 package testutil
 
 import (
-	"net/http"
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scrape fetches /metrics over HTTP and parses the text format.
@@ -21,20 +24,12 @@ func Scrape(t testing.TB, base string) map[string]*dto.MetricFamily {
 // ScrapeWith is Scrape for a hub whose /metrics needs a token (none when token is empty).
 func ScrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, base+"/metrics", nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	body, err := rig.FetchMetrics(context.Background(), nil, base, token)
 	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics = %s", resp.Status)
+		t.Fatal(err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("parse /metrics: %v", err)
 	}
@@ -101,16 +96,12 @@ func hasLabels(m *dto.Metric, labels []string) bool {
 // WaitMetric polls /metrics until the series reaches at least want, and returns its last value.
 func WaitMetric(t testing.TB, base string, want float64, within time.Duration, name string, labels ...string) float64 {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var v float64
-	for {
+	err := rig.Poll(context.Background(), within, 20*time.Millisecond, "metric "+name, func() bool {
 		v, _ = MetricValue(Scrape(t, base), name, labels...)
-		if v >= want || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if v < want {
+		return v >= want
+	})
+	if err != nil {
 		t.Fatalf("metric %s%v = %v after %v, want >= %v", name, labels, v, within, want)
 	}
 	return v
