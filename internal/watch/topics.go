@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,15 +51,24 @@ func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error
 		names = append(names, t.Name)
 	}
 	watching := watchers(ctx, &c, env, names)
+	// The WATCHING column only when the hub counts watchers: with presence off every count is unknown.
+	counted := slices.ContainsFunc(watching, func(n string) bool { return n != "" })
 	for i, t := range list.Topics {
 		active := ""
 		if !t.LastActivity.IsZero() {
 			active = Duration(now.Sub(t.LastActivity)) + " ago"
 		}
-		rows = append(rows, []string{t.Name, strconv.FormatInt(t.Length, 10), watching[i], t.LastID, active})
+		row := []string{t.Name, strconv.FormatInt(t.Length, 10), watching[i], t.LastID, active}
+		if !counted {
+			row = slices.Delete(row, 2, 3)
+		}
+		rows = append(rows, row)
 	}
-	w := env.width()
-	printTable(env.Stdout, []string{"TOPIC", "EVENTS", "WATCHING", "LAST ID", "LAST ACTIVITY"}, rows, w, env.color())
+	header := []string{"TOPIC", "EVENTS", "WATCHING", "LAST ID", "LAST ACTIVITY"}
+	if !counted {
+		header = slices.Delete(header, 2, 3)
+	}
+	printTable(env.Stdout, header, rows, env.width(), env.color())
 	switch {
 	case len(rows) == 0:
 		fmt.Fprintln(env.Stdout, "No topics with history yet: publish an event to create one.")
