@@ -17,9 +17,9 @@ import (
 
 // Topics is `hub topics`: GET /topics, as a table on a terminal, else the hub's JSON.
 func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
-	var c conn
+	var c Conn
 	asJSON := fs.Bool("json", false, "print the hub's JSON even on a terminal")
-	c.flags(fs, env.DefaultURL)
+	c.Flags(fs, env)
 	bad, err := parse(fs, args, &c)
 	if err == nil {
 		err = usageError(fs, bad)
@@ -65,12 +65,12 @@ func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error
 
 // History is `hub history`: GET /topics/{topic}/history, a page of stored events oldest first.
 func History(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
-	var c conn
+	var c Conn
 	topic := fs.String("topic", "", "`topic` to read (required)")
 	limit := fs.Int("limit", 100, "at most `N` events; the hub's limits.max_history_query caps it")
 	after := fs.String("after", "", "start after this event `id` (default: the oldest stored event)")
 	asJSON := fs.Bool("json", false, "print the hub's JSON even on a terminal")
-	c.flags(fs, env.DefaultURL)
+	c.Flags(fs, env)
 	bad, err := parse(fs, args, &c)
 	if err != nil {
 		return err
@@ -137,8 +137,8 @@ func historyTable(env Env, topic string, body []byte) error {
 }
 
 // fetch GETs path from the hub named by c.
-func fetch(ctx context.Context, c *conn, env Env, path string) ([]byte, error) {
-	client, err := c.client(env.Getenv)
+func fetch(ctx context.Context, c *Conn, env Env, path string) ([]byte, error) {
+	client, err := c.Client(env.Getenv)
 	if err != nil {
 		return nil, err
 	}
