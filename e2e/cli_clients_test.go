@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +87,27 @@ func TestClientsWarnOfUnknownVariables(t *testing.T) {
 	if code != 2 || !strings.HasPrefix(stderr2, "hub publish: --url and --redis-url: give one (--url publishes through the hub, --redis-url through Redis); "+
 		"--publisher: through the hub (--url or HUB_URL) the token's subject is the publisher\n") {
 		t.Errorf("hub publish --url --redis-url --publisher: exit %d, said %q; want both problems and the help", code, stderr2)
+	}
+}
+
+// hub publish against a Redis that is not there ends in one line that says so, without go-redis's JSON lines about
+// each failed dial (the built binary: main routes go-redis's log).
+func TestPublishToADeadRedisSaysOneLine(t *testing.T) {
+	bin := buildHub(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(filepath.Join(bin, "hub"), "publish", "--redis-url", "redis://"+addr+"/0", "--topic", "t", "--data", `{"workflow":"w"}`)
+	cmd.Env = append(os.Environ(), "HUB_REDIS_PUBLISH_RETRY=2s")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if err == nil || stdout.Len() > 0 || len(lines) != 1 ||
+		!strings.HasPrefix(lines[0], "hub: publish through Redis at redis://"+addr+"/0: ") || !strings.Contains(lines[0], "connection refused") {
+		t.Errorf("hub publish to a dead Redis = %v, stdout %q, stderr:\n%s\nwant one line naming the Redis and the refusal", err, stdout.String(), stderr.String())
 	}
 }

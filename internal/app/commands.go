@@ -160,6 +160,9 @@ func (p publishArgs) throughRedis(ctx context.Context, c cli.Env, cfg config.Con
 	}
 	defer rdb.Close()
 	pub := newPublisher(cfg, rdb, nil)
+	// A terminal client: its error names what failed, without go-redis's lines about each failed dial.
+	ctx, loud := quietRedis(ctx)
+	defer loud()
 	ctx, cancel := context.WithTimeout(ctx, max(cfg.Redis.PublishRetry, cfg.Redis.MigrationRetry)+10*time.Second)
 	defer cancel()
 	res, err := pub.PublishMessage(ctx, msg)

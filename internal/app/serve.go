@@ -223,6 +223,7 @@ func openRedis(cfg config.RedisConfig, demo bool, log zerolog.Logger) (redis.Uni
 		stopEmbedded()
 		return nil, nil, err
 	}
+	watchDials(rdb)
 	checkRedis(rdb, url, log)
 	return rdb, func() { _ = rdb.Close(); stopEmbedded() }, nil
 }
