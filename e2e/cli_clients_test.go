@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/pubsub"
 )
 
 // Every client command finds the hub through HUB_URL and shows it HUB_TOKEN; hub publish with a hub URL publishes
@@ -109,5 +111,28 @@ func TestPublishToADeadRedisSaysOneLine(t *testing.T) {
 	if err == nil || stdout.Len() > 0 || len(lines) != 1 ||
 		!strings.HasPrefix(lines[0], "hub: publish through Redis at redis://"+addr+"/0: ") || !strings.Contains(lines[0], "connection refused") {
 		t.Errorf("hub publish to a dead Redis = %v, stdout %q, stderr:\n%s\nwant one line naming the Redis and the refusal", err, stdout.String(), stderr.String())
+	}
+}
+
+// hub script prints the publish script's SHA1 and its arguments; --load puts it into a real Redis, where EVALSHA
+// then finds it; a Redis that is not there is one line of error.
+func TestCLIScriptPrintsAndLoads(t *testing.T) {
+	sha := pubsub.ScriptSHA(pubsub.PublishScript)
+	code, stdout, stderr := hubCLI(t, nil, "script")
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "sha1 "+sha+" (pubsub/publish.lua)\n") ||
+		!strings.Contains(stdout, "  ARGV[6]  the MINID for history.max_age") || !strings.Contains(stdout, "NOSCRIPT") {
+		t.Errorf("hub script: exit %d, stderr %q, stdout:\n%s\nwant the SHA1, the layout and the NOSCRIPT fallback", code, stderr, stdout)
+	}
+	rs := redistest.StartReal(t, redistest.Options{})
+	code, stdout, stderr = hubCLI(t, nil, "script", "--load", "--redis-url", rs.URL())
+	if code != 0 || stdout != sha+"\n" {
+		t.Fatalf("hub script --load: exit %d, stdout %q, stderr %q; want the SHA1", code, stdout, stderr)
+	}
+	if ok, err := rs.Client().ScriptExists(context.Background(), sha).Result(); err != nil || !ok[0] {
+		t.Errorf("SCRIPT EXISTS %s after hub script --load = %v, %v", sha, ok, err)
+	}
+	code, _, stderr = hubCLI(t, nil, "script", "--load")
+	if code != 1 || !strings.Contains(stderr, "hub: hub script --load: redis.url (HUB_REDIS_URL, --redis-url) is empty") {
+		t.Errorf("hub script --load without a Redis: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -41,6 +41,12 @@ func commands() []command {
 			about: "Publishes one event with the publish script to redis.url, or to the embedded server of a hub\n" +
 				"running with defaults (redis://127.0.0.1:6380/0), and prints its id.",
 			example: `hub publish --topic demo --data '{"workflow":"wf-1","progress":0.5}'`, run: publishCommand},
+		{name: "script", usage: "[--load] [--redis-url URL]",
+			summary: "print the publish script's SHA1 and arguments; --load loads it into Redis",
+			about: "Prints the SHA1 EVALSHA names the publish script by (pubsub/publish.lua) and its KEYS and ARGV, for a\n" +
+				"publisher in any language. With --load, loads it into redis.url with SCRIPT LOAD (on every master of a\n" +
+				"cluster) and prints the SHA1. See docs/publishing.md.",
+			example: "hub script\nhub script --load --redis-url redis://127.0.0.1:6379/0", run: scriptCommand},
 		{name: "watch", usage: "--topic T [--topic U]... [--history N] [--plain | --json] [--url URL] [--token-file F | --token-env NAME]",
 			summary: "follow topics in the terminal: a live table of workflows, or one line per event",
 			about: "Follows topics over the hub's HTTP API until interrupted: on a terminal, a table of workflows redrawn in\n" +
