@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,26 @@ func TestCLIScriptPrintsAndLoads(t *testing.T) {
 	code, _, stderr = hubCLI(t, nil, "script", "--load")
 	if code != 1 || !strings.Contains(stderr, "hub: hub script --load: redis.url (HUB_REDIS_URL, --redis-url) is empty") {
 		t.Errorf("hub script --load without a Redis: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// The shortest publish call docs/publishing.md shows, two keys and three arguments, run by sh with redis-cli against a
+// real Redis, publishes an event the hub delivers.
+func TestScriptShortestCall(t *testing.T) {
+	needTool(t, "redis-cli", "sh")
+	block := markedBlocks(t, "docs/publishing.md", "TestScriptShortestCall")[0]
+	rs := redistest.StartReal(t, redistest.Options{})
+	h := startHub(t, rs)
+	host, port, _ := strings.Cut(rs.Addr, ":")
+	script := strings.ReplaceAll(strings.ReplaceAll(block, "'hub:{", "'"+h.Prefix+":{"), "redis-cli ", "redis-cli -h "+host+" -p "+port+" ")
+	out, err := exec.Command("sh", "-c", script).CombinedOutput()
+	id := strings.TrimSpace(string(out))
+	if err != nil || !regexp.MustCompile(`^\d+-\d+$`).MatchString(id) {
+		t.Fatalf("the shortest call = %v, output %q; want an event id\n%s", err, out, script)
+	}
+	var page bytes.Buffer
+	if _, err := runCmd(t, &page, nil, "history", "--topic", "project.42", "--url", h.URL); err != nil || !strings.Contains(page.String(), id) ||
+		!strings.Contains(page.String(), `"progress":0.4`) {
+		t.Errorf("hub history after the shortest call = %v, printed %s; want event %s", err, page.String(), id)
 	}
 }

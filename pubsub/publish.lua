@@ -5,7 +5,10 @@ end
 if typ == 'reset' or typ == 'auth-expired' or typ == 'health' then
   return redis.error_reply('ERR reserved event type')
 end
-if #data > tonumber(ARGV[5]) then
+local maxLen, maxBytes, minID = ARGV[4] or '', ARGV[5] or '', ARGV[6] or ''
+if maxLen == '' then maxLen = '10000' end
+if maxBytes == '' then maxBytes = '65536' end
+if #data > tonumber(maxBytes) then
   return redis.error_reply('ERR event too large')
 end
 local ok, obj, decodeErr = pcall(cjson.decode, data)
@@ -37,9 +40,9 @@ end
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = '0-0'
 if last[1] then prev = last[1][1] end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data)
-if ARGV[6] ~= '' then
-  redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'p', prev, 't', typ, 'd', data)
+if minID ~= '' then
+  redis.call('XTRIM', KEYS[1], 'MINID', '~', minID)
 end
 local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '","data":' .. data .. '}'
 redis.call('PUBLISH', ARGV[1], env)

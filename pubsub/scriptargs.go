@@ -26,9 +26,9 @@ var PublishScriptArgs = []ScriptArg{
 	{Name: "ARGV[1]", Value: "the topic's channel: <prefix>:{<topic>}:live"},
 	{Name: "ARGV[2]", Value: "the event type: 1-64 of [a-z0-9._-]; not reset, auth-expired or health"},
 	{Name: "ARGV[3]", Value: "the data: one JSON value"},
-	{Name: "ARGV[4]", Value: "history.max_len: the stream is trimmed with MAXLEN ~"},
-	{Name: "ARGV[5]", Value: "limits.max_event_bytes: larger data is refused"},
-	{Name: "ARGV[6]", Value: `the MINID for history.max_age, or "" for none`},
+	{Name: "ARGV[4]", Value: `history.max_len: the stream is trimmed with MAXLEN ~ (absent or "": 10000)`, Optional: true},
+	{Name: "ARGV[5]", Value: `limits.max_event_bytes: larger data is refused (absent or "": 65536)`, Optional: true},
+	{Name: "ARGV[6]", Value: `the MINID for history.max_age (absent or "": no trimming by age)`, Optional: true},
 	{Name: "ARGV[7]", Value: "with KEYS[3]: how long the record is kept, in ms (1-86400000; history.idempotency_ttl)", Optional: true},
 	{Name: "ARGV[8]", Value: "with KEYS[3]: the publisher whose key it is, 0-1024 bytes (\"%\" written \"%25\", \":\" \"%3A\" in KEYS[3])", Optional: true},
 }

@@ -2,8 +2,10 @@ package pubsub
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/syncverse/hub/internal/redistest"
@@ -37,5 +39,34 @@ func TestLoadScriptThenEVALSHA(t *testing.T) {
 		10000, 65536, "").Text()
 	if err != nil || id == "" {
 		t.Errorf("EVALSHA %s = %q, %v", sha, id, err)
+	}
+}
+
+// The defaults publish.lua gives a call that leaves ARGV[4] and ARGV[5] out are the hub's.
+func TestPublishScriptDefaultsAreTheHubs(t *testing.T) {
+	for _, want := range []string{fmt.Sprintf("maxLen = '%d'", DefaultMaxLen), fmt.Sprintf("maxBytes = '%d'", DefaultMaxEventBytes)} {
+		if !strings.Contains(PublishScript, want) {
+			t.Errorf("publish.lua does not default with %q", want)
+		}
+	}
+}
+
+// The shortest call, two keys and three arguments, stores and publishes the event against a real Redis; the
+// default max event bytes still refuses a larger one.
+func TestPublishScriptShortestCall(t *testing.T) {
+	rs := redistest.StartReal(t, redistest.Options{})
+	rdb := rs.Client()
+	ctx := context.Background()
+	keys := []string{"hub:{s}:events", "hub:{s}:state"}
+	id, err := rdb.Eval(ctx, PublishScript, keys, "hub:{s}:live", "progress", `{"workflow":"w"}`).Text()
+	if err != nil || id == "" {
+		t.Fatalf("EVAL with 2 keys and 3 arguments = %q, %v; want the event's id", id, err)
+	}
+	if n, _ := rdb.XLen(ctx, keys[0]).Result(); n != 1 {
+		t.Errorf("the stream holds %d entries, want 1", n)
+	}
+	big := `"` + strings.Repeat("x", DefaultMaxEventBytes) + `"`
+	if err := rdb.Eval(ctx, PublishScript, keys, "hub:{s}:live", "progress", big).Err(); err == nil || err.Error() != "ERR event too large" {
+		t.Errorf("EVAL of %d bytes without ARGV[5] = %v, want ERR event too large", len(big), err)
 	}
 }
