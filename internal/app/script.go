@@ -21,9 +21,13 @@ func scriptCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []stri
 	}
 	script := pubsub.PublishScriptFor(cfg.Redis.ShardedPubSub)
 	if !*load {
+		variant := ""
+		if cfg.Redis.ShardedPubSub {
+			variant = " with SPUBLISH: redis.sharded_pubsub"
+		}
+		sha := pubsub.ScriptSHA(script)
 		fmt.Fprintf(c.Stdout, "sha1 %s (pubsub/publish.lua%s)\n\nEVALSHA %s <numkeys: 2, or 3 with KEYS[3]> KEYS... ARGV...\n%s",
-			pubsub.ScriptSHA(script), map[bool]string{true: " with SPUBLISH: redis.sharded_pubsub", false: ""}[cfg.Redis.ShardedPubSub],
-			pubsub.ScriptSHA(script), pubsub.ScriptLayout())
+			sha, variant, sha, pubsub.ScriptLayout())
 		fmt.Fprintln(c.Stdout, "\nA NOSCRIPT reply means the server has not loaded it (a restart, a failover, SCRIPT FLUSH): send EVAL with the script then. See docs/publishing.md.")
 		return nil
 	}
