@@ -6,29 +6,16 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
-
-// buildHub builds the hub binary into a directory of the test's, which it returns for PATH: the docs call it hub.
-func buildHub(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the hub")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hub"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return dir
-}
 
 // shell runs script with sh in dir, with bin first on PATH and env added, in a process group of its own that is
 // killed when the script ends or within passes (a doc's example may start a hub in the background). It returns
@@ -62,7 +49,7 @@ func TestDocsPublishExamples(t *testing.T) {
 	needTool(t, "sh", "curl")
 	rs := redistest.Start(t)
 	h := startHub(t, rs)
-	bin := buildHub(t)
+	bin := hubtest.BuildHub(t)
 	blocks := markedBlocks(t, "docs/publishing.md", "TestDocsPublishExamples")
 	if len(blocks) != 2 {
 		t.Fatalf("docs/publishing.md: %d blocks run by this test, want the shell and the HTTP examples", len(blocks))
@@ -93,7 +80,7 @@ func TestDocsPublishExamples(t *testing.T) {
 func TestDocsSecurityExample(t *testing.T) {
 	needTool(t, "sh", "curl", "openssl")
 	rs := redistest.Start(t)
-	bin := buildHub(t)
+	bin := hubtest.BuildHub(t)
 	port := strings.TrimPrefix(testutil.FreeAddr(t), "127.0.0.1:")
 	script := markedBlocks(t, "docs/security.md", "TestDocsSecurityExample")[0]
 	for from, to := range map[string]string{

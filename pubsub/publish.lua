@@ -5,7 +5,10 @@ end
 if typ == 'reset' or typ == 'auth-expired' or typ == 'presence' or typ == 'health' then
   return redis.error_reply('ERR reserved event type')
 end
-if #data > tonumber(ARGV[5]) then
+local maxLen, maxBytes, minID = ARGV[4] or '', ARGV[5] or '', ARGV[6] or ''
+if maxLen == '' then maxLen = '10000' end
+if maxBytes == '' then maxBytes = '65536' end
+if #data > tonumber(maxBytes) then
   return redis.error_reply('ERR event too large')
 end
 local ok, obj, decodeErr = pcall(cjson.decode, data)
@@ -45,13 +48,13 @@ if #tp ~= 55 or not string.find(tp, '^' .. string.rep(hex, 2) .. '%-' .. string.
 end
 local id, trace
 if tp == '' then
-  id, trace = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data), ''
+  id, trace = redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'p', prev, 't', typ, 'd', data), ''
 else
-  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'p', prev, 't', typ, 'd', data, 'tp', tp)
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxLen, '*', 'p', prev, 't', typ, 'd', data, 'tp', tp)
   trace = '"trace":"' .. tp .. '",'
 end
-if ARGV[6] ~= '' then
-  redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
+if minID ~= '' then
+  redis.call('XTRIM', KEYS[1], 'MINID', '~', minID)
 end
 local env = '{"id":"' .. id .. '","prev":"' .. prev .. '","type":"' .. typ .. '",' .. trace .. '"data":' .. data .. '}'
 redis.call('PUBLISH', ARGV[1], env)

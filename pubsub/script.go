@@ -18,9 +18,9 @@ import (
 //	ARGV[1]  the topic's channel  <prefix>:{<topic>}:live
 //	ARGV[2]  type                 1-64 of [a-z0-9._-], not reset, auth-expired, presence or health (the hub's own)
 //	ARGV[3]  data                 one JSON value
-//	ARGV[4]  history.max_len      trim with MAXLEN ~
-//	ARGV[5]  max event bytes      refuse larger data
-//	ARGV[6]  min id or ""         trim by age with MINID ~ (history.max_age)
+//	ARGV[4]  history.max_len      trim with MAXLEN ~ (absent or "": 10000, DefaultMaxLen)
+//	ARGV[5]  max event bytes      refuse larger data (absent or "": 65536, DefaultMaxEventBytes)
+//	ARGV[6]  min id or ""         trim by age with MINID ~ (history.max_age; absent or "": not by age)
 //	ARGV[7]  with KEYS[3]: how long the record is kept, in ms, 1 to 86400000 (history.idempotency_ttl)
 //	ARGV[8]  with KEYS[3]: the publisher whose key it is (the hub's HTTP API gives the token's subject), 0-1024 bytes
 //	ARGV[9]  optional: the publisher's W3C traceparent (ARGV[7] and ARGV[8] are then given, unread without KEYS[3]);

@@ -3,6 +3,7 @@ package hubtest
 import (
 	"cmp"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -31,4 +32,18 @@ func FreeBusPort(t testing.TB) int {
 	}
 	p, _ := strconv.Atoi(a[len("127.0.0.1:"):])
 	return p
+}
+
+// BuildHub builds the hub binary from the module root (the tests' working directory) into a directory of the
+// test's, which it returns for PATH: the docs and the examples call it hub. With -short it skips.
+func BuildHub(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the hub")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hub"), ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return dir
 }

@@ -19,10 +19,14 @@ import (
 	"github.com/syncverse/hub/internal/config"
 )
 
-// LogRedis sends go-redis's log lines to w as the hub's JSON lines: go-redis has one logger per process, which main
-// sets once before Run.
+// LogRedis sends go-redis's log lines to w as the hub's JSON lines, an outage's failed dials summed up (redisLog):
+// go-redis has one logger per process, which main sets once before Run.
 func LogRedis(w io.Writer) {
-	redis.SetLogger(redisLogger{newLogger(config.LogConfig{Level: "info"}, w).With().Str("component", "go-redis").Logger()})
+	l := newRedisLog(newLogger(config.LogConfig{Level: "info"}, w), redisSummaryEvery)
+	theRedisLog.Lock()
+	theRedisLog.l = l
+	theRedisLog.Unlock()
+	redis.SetLogger(l)
 }
 
 // Env is what Run takes from the process: the arguments after the program's name, the variables, the streams.

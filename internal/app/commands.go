@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,12 @@ func commands() []command {
 			about: "Publishes one event with the publish script to redis.url, or to the embedded server of a hub\n" +
 				"running with defaults (redis://127.0.0.1:6380/0), and prints its id.",
 			example: `hub publish --topic demo --data '{"workflow":"wf-1","progress":0.5}'`, run: publishCommand},
+		{name: "script", usage: "[--load] [--redis-url URL]",
+			summary: "print the publish script's SHA1 and arguments; --load loads it into Redis",
+			about: "Prints the SHA1 EVALSHA names the publish script by (pubsub/publish.lua) and its KEYS and ARGV, for a\n" +
+				"publisher in any language. With --load, loads it into redis.url with SCRIPT LOAD (on every master of a\n" +
+				"cluster) and prints the SHA1. See docs/publishing.md.",
+			example: "hub script\nhub script --load --redis-url redis://127.0.0.1:6379/0", run: scriptCommand},
 		{name: "watch", usage: "--topic T [--topic U]... [--history N] [--plain | --json] [--url URL] [--token-file F | --token-env NAME]",
 			summary: "follow topics in the terminal: a live table of workflows, or one line per event",
 			about: "Follows topics over the hub's HTTP API until interrupted: on a terminal, a table of workflows redrawn in\n" +
@@ -84,20 +91,39 @@ func commands() []command {
 	}
 }
 
-// publishCommand is `hub publish`: one event through the publish script, data from --data or stdin.
+// publishCommand is `hub publish`: one event, data from --data or stdin, through the publish script on Redis or,
+// with --url or HUB_URL (and no --redis-url), through the hub's POST /publish.
 func publishCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	var p publishArgs
 	topic := fs.String("topic", "", "topic to publish on (required)")
 	typ := fs.String("type", "progress", "event type")
 	data := fs.String("data", "", "event data: one JSON value (read from stdin when empty)")
 	key := fs.String("idempotency-key", "", "the event's idempotency key: the same key again stores nothing (default: a fresh one)")
-	publisher := fs.String("publisher", "", "the name the idempotency key is kept under: keys are each publisher's own (default: the shared empty name)")
-	verbose := fs.Bool("verbose", false, "print the idempotency key and the retries on stderr")
+	p.publisher = fs.String("publisher", "", "the name the idempotency key is kept under, publishing through Redis: keys are each publisher's own (default: the shared empty name; over --url, the token's subject)")
+	p.verbose = fs.Bool("verbose", false, "print the idempotency key and the retries on stderr")
+	p.conn.Flags(fs, watchEnv(c))
 	cfg, _, err := config.LoadFlags(fs, args, c.Getenv, config.FlagConfig|config.FlagRedisURL)
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	overHTTP := set["url"] || (c.Getenv(watch.URLVar) != "" && !set["redis-url"])
+	var bad []string
 	if *topic == "" {
-		fmt.Fprintln(c.Stderr, "hub publish: --topic is required")
+		bad = append(bad, "--topic is required")
+	}
+	if set["url"] && set["redis-url"] {
+		bad = append(bad, "--url and --redis-url: give one (--url publishes through the hub, --redis-url through Redis)")
+	}
+	if overHTTP {
+		bad = append(bad, p.conn.Problems()...)
+		if *p.publisher != "" {
+			bad = append(bad, "--publisher: through the hub (--url or HUB_URL) the token's subject is the publisher")
+		}
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(c.Stderr, "hub publish: %s\n", strings.Join(bad, "; "))
 		fs.Usage()
 		return cli.ErrUsage
 	}
@@ -108,9 +134,28 @@ func publishCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []str
 		}
 		body = []byte(strings.TrimSpace(string(body)))
 	}
+	if *key == "" {
+		*key = rand.Text() // a retry inside this run (through a failover), or a resend, is then safe
+	}
+	msg := pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key, Publisher: *p.publisher}
+	if overHTTP {
+		return p.overHTTP(ctx, c, msg)
+	}
 	if err := checkPublishData(c, cfg.Events.Validation, *topic, *typ, body, cfg.Limits.MaxEventBytes); err != nil {
 		return err
 	}
+	return p.throughRedis(ctx, c, cfg, msg)
+}
+
+// publishArgs are the flags of hub publish its two ways share.
+type publishArgs struct {
+	conn      watch.Conn
+	publisher *string
+	verbose   *bool
+}
+
+// throughRedis runs the publish script on redis.url, or on the embedded server of a hub running with defaults.
+func (p publishArgs) throughRedis(ctx context.Context, c cli.Env, cfg config.Config, msg pubsub.Message) error {
 	url := cfg.Redis.URL
 	if url == "" {
 		url = "redis://" + cfg.Redis.EmbeddedAddr + "/0" // the embedded server of a hub running with defaults
@@ -120,23 +165,50 @@ func publishCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []str
 		return err
 	}
 	defer rdb.Close()
-	if *key == "" {
-		*key = rand.Text() // a retry inside this run (through a failover) is then safe
-	}
 	pub := newPublisher(cfg, rdb, nil, nil)
+	// A terminal client: its error names what failed, without go-redis's lines about each failed dial.
+	ctx, loud := quietRedis(ctx)
+	defer loud()
 	ctx, cancel := context.WithTimeout(ctx, max(cfg.Redis.PublishRetry, cfg.Redis.MigrationRetry)+10*time.Second)
 	defer cancel()
-	res, err := pub.PublishMessage(ctx, pubsub.Message{Topic: *topic, Type: *typ, Data: body, IdempotencyKey: *key, Publisher: *publisher})
-	if *verbose {
-		fmt.Fprintf(c.Stderr, "hub publish: idempotency key %s, %d retries\n", *key, res.Retries)
+	res, err := pub.PublishMessage(ctx, msg)
+	if *p.verbose {
+		fmt.Fprintf(c.Stderr, "hub publish: idempotency key %s, %d retries\n", msg.IdempotencyKey, res.Retries)
 	}
+	if err != nil {
+		return fmt.Errorf("publish through Redis at %s: %w", pubsub.RedactURL(url), err)
+	}
+	return printPublished(c, msg.IdempotencyKey, res.ID, res.Duplicate, nil)
+}
+
+// overHTTP sends the event to the hub's POST /publish under its Idempotency-Key; the hub checks its data and answers
+// with the warnings of events.validation: warn.
+func (p publishArgs) overHTTP(ctx context.Context, c cli.Env, msg pubsub.Message) error {
+	client, err := p.conn.Client(c.Getenv)
 	if err != nil {
 		return err
 	}
-	if res.Duplicate {
-		fmt.Fprintf(c.Stderr, "hub publish: key %s was published before as %s; nothing stored now\n", *key, res.ID)
+	defer client.Close()
+	if *p.verbose {
+		fmt.Fprintf(c.Stderr, "hub publish: idempotency key %s, POST %s/publish\n", msg.IdempotencyKey, client.Base)
 	}
-	fmt.Fprintln(c.Stdout, res.ID)
+	res, err := client.Publish(ctx, msg.Topic, msg.Type, msg.Data, msg.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	return printPublished(c, msg.IdempotencyKey, res.ID, res.Duplicate, res.Warnings)
+}
+
+// printPublished prints the event's id on stdout, and on stderr what the publisher should know: the data's
+// problems the hub stored it with, and that a key seen before stored nothing.
+func printPublished(c cli.Env, key, id string, duplicate bool, warnings []string) error {
+	for _, w := range warnings {
+		fmt.Fprintf(c.Stderr, "hub publish: warning: %s (events.validation: warn, published all the same)\n", w)
+	}
+	if duplicate {
+		fmt.Fprintf(c.Stderr, "hub publish: key %s was published before as %s; nothing stored now\n", key, id)
+	}
+	fmt.Fprintln(c.Stdout, id)
 	return nil
 }
 
@@ -284,18 +356,32 @@ func configCheckCommand(_ context.Context, c cli.Env, fs *flag.FlagSet, args []s
 // watchCommand is `hub watch`, topicsCommand `hub topics` and historyCommand `hub history`: clients of a running
 // hub's HTTP API (package watch).
 func watchCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	warnEnvNames(c, fs, args)
 	return watch.Watch(ctx, fs, args, watchEnv(c))
 }
 
 func topicsCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	warnEnvNames(c, fs, args)
 	return watch.Topics(ctx, fs, args, watchEnv(c))
 }
 
 func historyCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
+	warnEnvNames(c, fs, args)
 	return watch.History(ctx, fs, args, watchEnv(c))
 }
 
-// watchEnv points the watch commands at the hub's default listen address unless --url says otherwise.
+// warnEnvNames says, in one line on stderr, which HUB_* variables set no command reads: the clients of the HTTP
+// API read no configuration, so a typo (HUB_ULR) is a warning to them, where serve refuses to start.
+func warnEnvNames(c cli.Env, fs *flag.FlagSet, args []string) {
+	if slices.ContainsFunc(args, isHelpFlag) {
+		return
+	}
+	if bad := config.UnknownEnvNames(c.Getenv); len(bad) > 0 {
+		fmt.Fprintf(c.Stderr, "%s: warning: %s; ignored\n", fs.Name(), strings.Join(bad, "; "))
+	}
+}
+
+// watchEnv points the client commands at the hub's default listen address unless HUB_URL or --url says otherwise.
 func watchEnv(c cli.Env) watch.Env {
 	return watch.Env{Stdout: c.Stdout, Stderr: c.Stderr, Getenv: c.Getenv, DefaultURL: "http://" + config.Default().Listen}
 }

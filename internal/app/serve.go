@@ -61,9 +61,7 @@ func serve(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(str
 	if err := p.listen(ctx, cfg, *demoOn, log); err != nil {
 		return err
 	}
-	url := p.scheme + "://" + p.ln.Addr().String()
-	// The bound URL on stdout for a parent that started the hub on :0, as JSON like every other line it writes.
-	fmt.Fprintf(stdout, "{\"message\":\"hub listening\",\"url\":%q}\n", url)
+	url := logListening(stdout, cfg, p.scheme, p.ln.Addr())
 	log.Info().Str("addr", p.ln.Addr().String()).Str("redis", pubsub.RedactURL(cfg.Redis.URL)).Bool("demo", *demoOn).Msg("hub started")
 	if *demoOn {
 		log.Info().Str("url", url+"/?topic=demo").Msg("demo: simulated agents publish on topic demo; open the console")
@@ -242,6 +240,7 @@ func openRedis(cfg config.RedisConfig, demo bool, log zerolog.Logger) (redis.Uni
 		stopEmbedded()
 		return nil, nil, err
 	}
+	watchDials(rdb)
 	checkRedis(rdb, url, log)
 	return rdb, func() { _ = rdb.Close(); stopEmbedded() }, nil
 }

@@ -53,13 +53,6 @@ func (stamp) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 	e.Str(zerolog.TimestampFieldName, time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00"))
 }
 
-// redisLogger takes go-redis's own log lines ("redis: connection pool: failed to dial...") as warnings.
-type redisLogger struct{ log zerolog.Logger }
-
-func (l redisLogger) Printf(_ context.Context, format string, v ...any) {
-	l.log.Warn().Msg(strings.TrimSpace(fmt.Sprintf(format, v...)))
-}
-
 // openListener opens the hub's listener on cfg.Listen. For the demo, a default address another process holds is
 // traded for a free port on the same host, with a warning that says so, so that `go run . --demo` starts on a busy
 // machine; an address the operator chose, or any address without --demo, is an error naming the setting that moves

@@ -55,6 +55,14 @@ func ExitCode(err error, prog string, stderr io.Writer) int {
 	}
 }
 
+// The variables every client command of the hub reads (hub watch, topics, history, publish): where the hub is, and
+// the bearer token to show it when neither --token-file nor --token-env is given. They are not configuration, but
+// `hub serve` knows them and does not refuse them.
+const (
+	URLVar   = "HUB_URL"
+	TokenVar = "HUB_TOKEN"
+)
+
 // EnvListKey is the name Getenv answers with the names of the HUB_* variables set, one a line (the configuration
 // reads the variables it does not know to refuse them).
 const EnvListKey = "HUB_*"

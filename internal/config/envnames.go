@@ -17,20 +17,30 @@ const EnvListKey = cli.EnvListKey
 // CheckEnvNames refuses HUB_* variables the hub does not read (others, OTEL_* among them, are not its to check), naming the closest known one: a typo such as
 // HUB_REDIS_ULR must not leave the hub running on its defaults.
 func CheckEnvNames(getenv func(string) string) error {
+	var errs []error
+	for _, p := range UnknownEnvNames(getenv) {
+		errs = append(errs, errors.New(p))
+	}
+	return errors.Join(errs...)
+}
+
+// UnknownEnvNames are the HUB_* variables set that no command reads, each as "NAME: unknown variable (did you mean
+// KNOWN?)". The known ones are the configuration's, HUB_CONFIG, and the client commands' HUB_URL and HUB_TOKEN.
+func UnknownEnvNames(getenv func(string) string) []string {
 	list := getenv(EnvListKey)
 	if list == "" {
 		return nil
 	}
-	known := append(EnvNames(), "HUB_CONFIG")
-	var errs []error
+	known := append(EnvNames(), "HUB_CONFIG", cli.URLVar, cli.TokenVar)
+	var problems []string
 	for _, name := range strings.Split(list, "\n") {
 		// Only the hub's own: OTEL_* (tracing) and the rest belong to others, whoever lists them.
 		if !strings.HasPrefix(name, "HUB_") || slices.Contains(known, name) {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s: unknown variable (did you mean %s?)", name, closest(name, known)))
+		problems = append(problems, fmt.Sprintf("%s: unknown variable (did you mean %s?)", name, closest(name, known)))
 	}
-	return errors.Join(errs...)
+	return problems
 }
 
 // closest returns the name in known nearest to name by edit distance.

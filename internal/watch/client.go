@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +54,7 @@ type StatusError struct {
 	Code         int
 	Msg          string
 	RetryAfter   time.Duration
+	Hint         string // what to do about it, for a 401: how to give a token
 }
 
 func (e *StatusError) Error() string {
@@ -62,7 +62,11 @@ func (e *StatusError) Error() string {
 	if msg == "" {
 		msg = http.StatusText(e.Code)
 	}
-	return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Code, msg)
+	s := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Code, msg)
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
 }
 
 // Fatal says that asking again will not help: a bad request, missing or refused credentials, an unknown route.
@@ -133,6 +137,12 @@ func refusal(resp *http.Response, path string) error {
 		msg = msg[:200] + "…"
 	}
 	e := &StatusError{Method: http.MethodGet, Path: path, Code: resp.StatusCode, Msg: msg}
+	if resp.Request != nil {
+		e.Method = resp.Request.Method
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		e.Hint = authHint(resp.Request)
+	}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		e.RetryAfter = time.Duration(s) * time.Second
 	}
@@ -189,30 +199,4 @@ func (c *Client) Snapshot(ctx context.Context, topic string) (*Snapshot, error) 
 		s.Cursor = "0-0"
 	}
 	return &s, nil
-}
-
-// TokenSource is where a watch finds its token: a file (read at every request, trimmed), else the environment
-// variable named by env, else none.
-func TokenSource(file, env string, getenv func(string) string) func() (string, error) {
-	return func() (string, error) {
-		switch {
-		case file != "":
-			b, err := os.ReadFile(file)
-			if err != nil {
-				return "", fmt.Errorf("--token-file: %w", err)
-			}
-			tok := strings.TrimSpace(string(b))
-			if tok == "" {
-				return "", fmt.Errorf("--token-file %s is empty", file)
-			}
-			return tok, nil
-		case env != "":
-			tok := strings.TrimSpace(getenv(env))
-			if tok == "" {
-				return "", fmt.Errorf("--token-env: the environment variable %s is empty or not set", env)
-			}
-			return tok, nil
-		}
-		return "", nil
-	}
 }

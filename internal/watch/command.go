@@ -19,7 +19,8 @@ import (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	// DefaultURL is the hub --url means when it is not given: the hub's default listen address.
+	// DefaultURL is the hub --url means when it is not given and HUB_URL is not set: the hub's default listen
+	// address.
 	DefaultURL string
 }
 
@@ -38,21 +39,6 @@ func (e Env) color() bool {
 	return tty && e.Getenv("NO_COLOR") == ""
 }
 
-// conn holds the flags every command shares: where the hub is and the token to show it.
-type conn struct {
-	url, tokenFile, tokenEnv string
-}
-
-func (c *conn) flags(fs *flag.FlagSet, defaultURL string) {
-	fs.StringVar(&c.url, "url", defaultURL, "the hub's `URL`")
-	fs.StringVar(&c.tokenFile, "token-file", "", "read the bearer token from this `file` (again at every reconnect)")
-	fs.StringVar(&c.tokenEnv, "token-env", "", "read the bearer token from the environment variable `NAME`")
-}
-
-func (c *conn) client(getenv func(string) string) (*Client, error) {
-	return NewClient(c.url, TokenSource(c.tokenFile, c.tokenEnv, getenv))
-}
-
 // topicFlag is a repeatable --topic; each use may hold a comma-separated list.
 type topicFlag []string
 
@@ -69,7 +55,7 @@ func (t *topicFlag) Set(v string) error {
 
 // parse parses args into fs and returns the problems every command checks, for the caller to add its own to. fs is
 // named "hub NAME"; its Usage prints the command's help.
-func parse(fs *flag.FlagSet, args []string, c *conn) ([]string, error) {
+func parse(fs *flag.FlagSet, args []string, c *Conn) ([]string, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -80,13 +66,7 @@ func parse(fs *flag.FlagSet, args []string, c *conn) ([]string, error) {
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Sprintf("unexpected argument %q (flags only; run \"%s -h\" for help)", fs.Arg(0), fs.Name()))
 	}
-	if c.tokenFile != "" && c.tokenEnv != "" {
-		problems = append(problems, "--token-file and --token-env: give one")
-	}
-	if _, err := NewClient(c.url, nil); err != nil {
-		problems = append(problems, err.Error())
-	}
-	return problems, nil
+	return append(problems, c.Problems()...), nil
 }
 
 func usageError(fs *flag.FlagSet, problems []string) error {
@@ -120,13 +100,13 @@ func checkTopics(topics []string) string {
 // Watch is `hub watch`: it follows topics until ctx ends, as a table on a terminal, else one line per event. It
 // defines its flags on fs, whose Usage prints the command's help.
 func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
-	var c conn
+	var c Conn
 	var topics topicFlag
 	fs.Var(&topics, "topic", "`topic` to follow (required; repeatable)")
 	history := fs.Int("history", 0, "show the last `N` events of each topic first (in the table: under it, as the latest events)")
 	plain := fs.Bool("plain", false, "one line per event, even on a terminal")
 	asJSON := fs.Bool("json", false, "each event as one JSON line {topic,id,type,data,time}")
-	c.flags(fs, env.DefaultURL)
+	c.Flags(fs, env)
 	bad, err := parse(fs, args, &c)
 	if err != nil {
 		return err
@@ -142,7 +122,7 @@ func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error 
 	if err := usageError(fs, bad); err != nil {
 		return err
 	}
-	client, err := c.client(env.Getenv)
+	client, err := c.Client(env.Getenv)
 	if err != nil {
 		return err
 	}

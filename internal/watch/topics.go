@@ -18,9 +18,9 @@ import (
 
 // Topics is `hub topics`: GET /topics, as a table on a terminal, else the hub's JSON.
 func Topics(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
-	var c conn
+	var c Conn
 	asJSON := fs.Bool("json", false, "print the hub's JSON even on a terminal")
-	c.flags(fs, env.DefaultURL)
+	c.Flags(fs, env)
 	bad, err := parse(fs, args, &c)
 	if err == nil {
 		err = usageError(fs, bad)
@@ -83,9 +83,9 @@ const maxWatchersAsked = 200
 
 // watchers asks GET /topics/{topic}/presence of each topic in turn, and gives each its count ("" unknown). The first
 // refusal (presence off: 404) ends the asking: the column stays empty.
-func watchers(ctx context.Context, c *conn, env Env, topics []string) []string {
+func watchers(ctx context.Context, c *Conn, env Env, topics []string) []string {
 	out := make([]string, len(topics))
-	client, err := c.client(env.Getenv)
+	client, err := c.Client(env.Getenv)
 	if err != nil {
 		return out
 	}
@@ -105,12 +105,12 @@ func watchers(ctx context.Context, c *conn, env Env, topics []string) []string {
 
 // History is `hub history`: GET /topics/{topic}/history, a page of stored events oldest first.
 func History(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
-	var c conn
+	var c Conn
 	topic := fs.String("topic", "", "`topic` to read (required)")
 	limit := fs.Int("limit", 100, "at most `N` events; the hub's limits.max_history_query caps it")
 	after := fs.String("after", "", "start after this event `id` (default: the oldest stored event)")
 	asJSON := fs.Bool("json", false, "print the hub's JSON even on a terminal")
-	c.flags(fs, env.DefaultURL)
+	c.Flags(fs, env)
 	bad, err := parse(fs, args, &c)
 	if err != nil {
 		return err
@@ -177,8 +177,8 @@ func historyTable(env Env, topic string, body []byte) error {
 }
 
 // fetch GETs path from the hub named by c.
-func fetch(ctx context.Context, c *conn, env Env, path string) ([]byte, error) {
-	client, err := c.client(env.Getenv)
+func fetch(ctx context.Context, c *Conn, env Env, path string) ([]byte, error) {
+	client, err := c.Client(env.Getenv)
 	if err != nil {
 		return nil, err
 	}
