@@ -18,7 +18,8 @@ import (
 
 // An event's trace id in the console: EventSource cannot read the SSE trace line, so the log's "trace" disclosure
 // asks the history API for that one event when opened, and not before. One event is published with a traceparent
-// and one without; the keyboard reaches the log's trace control, opens each, and reads the trace id and "no trace".
+// and one without; the keyboard reaches the log's trace control, keeps it while a newer event arrives, opens each,
+// and reads the trace id and "no trace".
 func TestConsoleTraceID(t *testing.T) {
 	browser := newBrowser(t)
 	h := startHub(t, redistest.Start(t))
@@ -45,6 +46,12 @@ func TestConsoleTraceID(t *testing.T) {
 	}
 	waitJS(t, tab, 2*time.Second, "Tab from the log reaches the newest row's trace button",
 		`document.activeElement.classList.contains('trace-btn') && document.activeElement.closest('.log-row').dataset.id === `+jsString(plain))
+	// A newer event arriving does not take the tab stop (nor the focus) away from the button the keyboard is on.
+	newer := publishHTTP(t, h, topic, `{"workflow":"wf-t","step":"newer","progress":0.6,"status":"running"}`, "")
+	waitJS(t, tab, 5*time.Second, "the newer event in the log", row(newer))
+	waitJS(t, tab, 2*time.Second, "the focus stays on the trace button it was on",
+		`document.activeElement.classList.contains('trace-btn') && document.activeElement.closest('.log-row').dataset.id === `+jsString(plain)+
+			` && document.activeElement.tabIndex === 0 && document.activeElement.getClientRects().length > 0`)
 	if err := chromedp.Do(tab, chromedp.KeyEvent("\r")); err != nil {
 		t.Fatalf("Enter: %v", err)
 	}
@@ -76,6 +83,16 @@ func TestConsoleTraceID(t *testing.T) {
 	if n := evalJS[int](t, tab, asked); n != 2 {
 		t.Errorf("reopening a trace asked the history API again: %d requests, want 2", n)
 	}
+
+	// Both disclosures open, in the light and the dark theme: axe-core finds nothing.
+	axe := axeSource(t)
+	for _, theme := range []string{"light", "dark"} {
+		evalJS[bool](t, tab, `document.documentElement.dataset.theme = `+jsString(theme)+`, true`)
+		for _, v := range runAxe(t, tab, axe) {
+			t.Errorf("%s theme, traces open: %s", theme, v)
+		}
+	}
+	screenshot(t, tab, "console-trace-dark")
 }
 
 // publishHTTP publishes one event through POST /publish, with a traceparent header when traceparent is not empty,

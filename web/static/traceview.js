@@ -71,6 +71,12 @@ export class TraceControls {
 
   /** After rows came or went: exactly one trace button is in the Tab order, the current row's or else the newest. */
   settle() {
+    // A button with the focus stays the current one: moving the tab stop (and so its visibility) off it would drop
+    // the keyboard's place when an event arrives.
+    const focused = document.activeElement;
+    if (focused?.classList.contains('trace-btn') && this.list.contains(focused)) {
+      this.currentN = focused.closest('.log-row').dataset.n;
+    }
     const row = this.currentN && this.list.querySelector(`.log-row[data-n="${this.currentN}"]`);
     const b = (row && row.querySelector(':scope > .trace-btn')) || this.list.querySelector('.trace-btn');
     if (!row) this.currentN = '';
@@ -81,8 +87,9 @@ export class TraceControls {
   /** The operator moved to (or opened) b's row: its button is the log's tab stop from now on. */
   makeCurrent(b, focus) {
     this.currentN = b.closest('.log-row').dataset.n;
-    this.settle();
+    b.tabIndex = 0; // shown, so that it can take the focus before settle looks at where the focus is
     if (focus) b.focus();
+    this.settle();
   }
 
   click(ev) {
