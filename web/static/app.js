@@ -6,6 +6,7 @@ import { Session } from './session.js';
 import { SignInView, spoken } from './signin.js';
 import { CardsView } from './cards.js';
 import { LogView } from './logview.js';
+import { lookUpTrace } from './trace.js';
 import { AlarmsView, LocksView, StatusView } from './panels.js';
 import { TimelineView } from './timeline.js';
 import { Announcer } from './announce.js';
@@ -65,6 +66,8 @@ const cards = new CardsView(store, {
 const logView = new LogView(store, {
   list: $('log'), count: $('log-count'), text: $('log-text'), type: $('log-type'), workflow: $('log-workflow'),
   workflowOptions: $('workflow-options'), pause: $('log-pause'), multiTopic,
+  // An event's trace id, asked of the history API only when its row's "trace" is opened, with the stream's credentials.
+  lookUp: (topic, id) => lookUpTrace(feed.client, topic, id),
 });
 const locksView = new LocksView(store.locks, { body: $('locks'), empty: $('locks-empty'), count: $('locks-count') });
 const timelineView = new TimelineView($('timeline'), store);

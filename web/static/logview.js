@@ -1,10 +1,13 @@
 // The event log: newest first, bounded, filterable, pausable. New rows are built into one fragment per frame; the
-// list is rebuilt from the store only when a filter changes or the log resumes.
+// list is rebuilt from the store only when a filter changes or the log resumes. A stored event's row has a "trace"
+// disclosure (traceview.js) that asks the hub for the event's trace id when, and only when, it is opened.
 import { clock } from './format.js';
+import { TraceControls, traceButton, traceDetail } from './traceview.js';
 
 export class LogView {
-  constructor(store, { list, count, text, type, workflow, workflowOptions, pause, multiTopic }) {
+  constructor(store, { list, count, text, type, workflow, workflowOptions, pause, multiTopic, lookUp }) {
     this.store = store;
+    this.traces = new TraceControls(list, lookUp);
     this.multiTopic = multiTopic;
     this.list = list;
     this.countEl = count;
@@ -64,6 +67,7 @@ export class LogView {
       for (let i = rows.length - 1; i >= 0; i--) frag.append(row(rows[i], this.multiTopic));
       this.list.replaceChildren(frag);
       this.shown = rows.length;
+      this.traces.settle();
     } else if (fresh.length) {
       const frag = document.createDocumentFragment();
       let added = 0;
@@ -79,6 +83,7 @@ export class LogView {
           this.list.lastElementChild.remove();
           this.shown--;
         }
+        this.traces.settle();
       }
     }
     this.renderCount();
@@ -130,8 +135,13 @@ function row(e, multiTopic) {
   const text = document.createElement('span');
   text.className = 'log-text';
   text.textContent = e.text;
+  li.dataset.n = String(e.n);
   li.append(time, type, wf, text);
   if (e.level !== 'info') li.prepend(levelMark(e.level));
+  if (e.id && e.topic && e.source !== 'ephemeral' && e.source !== 'console') {
+    li.append(traceButton(e));
+    if (e.traceOpen) li.append(traceDetail(e));
+  }
   return li;
 }
 
