@@ -191,13 +191,15 @@ func (p *Presence) refresh(ctx context.Context) {
 	turns := max(1, int(p.cfg.Hold/4/p.cfg.Interval))
 	p.tick++
 	var topics []string
+	watched := make(map[string]bool, len(all))
 	for _, t := range all {
+		watched[t] = true
 		if every || !p.written[t] || turnOf(t, turns) == p.tick%turns {
 			topics = append(topics, t)
 		}
 	}
 	for t := range p.written {
-		if !slices.Contains(all, t) {
+		if !watched[t] {
 			topics = append(topics, t)
 		}
 	}
