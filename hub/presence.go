@@ -17,7 +17,7 @@ type PresenceEntry struct {
 	Count     int       `json:"count"`
 	Users     []string  `json:"users,omitempty"`
 	Truncated bool      `json:"truncated,omitempty"`
-	Deadline  time.Time `json:"-"` // past it the entry is ignored: its hub stopped refreshing it
+	Deadline  time.Time `json:"-"` // past it the entry is ignored: its hub stopped re-touching it
 }
 
 // PresenceStore keeps every hub's entries (Redis, owned by package pubsub). Its methods are safe for concurrent use.
@@ -26,8 +26,13 @@ type PresenceStore interface {
 	PutPresence(ctx context.Context, entries map[string]PresenceEntry) error
 	// DropPresence removes hubID's entry for topic.
 	DropPresence(ctx context.Context, topic, hubID string) error
-	// ReadPresence returns topic's entries whose deadline has not passed (and may delete the others).
+	// ReadPresence returns topic's entries of live hubs whose deadline has not passed (and may delete the others).
 	ReadPresence(ctx context.Context, topic string) ([]PresenceEntry, error)
+	// Alive records that hubID lives until the deadline: one write whatever its number of entries. fresh reports
+	// that there was no record of it (its first, or readers took it for dead and may have deleted its entries).
+	Alive(ctx context.Context, hubID string, until time.Time) (fresh bool, err error)
+	// Gone removes hubID's record, as it stops.
+	Gone(ctx context.Context, hubID string) error
 }
 
 // The defaults of PresenceConfig, exported so the hub's configuration reads them instead of writing them again.
@@ -37,19 +42,24 @@ const (
 	DefaultPresenceMaxUsers = 100
 	DefaultPresenceDebounce = 250 * time.Millisecond
 	DefaultPresenceFrames   = time.Second
+	DefaultPresenceHold     = time.Hour
 )
 
 // PresenceConfig tunes a Presence. Zero values mean the documented defaults.
 type PresenceConfig struct {
 	Hub      string        // this hub's id: the field its entries are written under (required)
-	Interval time.Duration // every entry is rewritten this often (default 10s)
-	Expiry   time.Duration // an entry lives this long past its writing (default 30s)
+	Interval time.Duration // the hub's liveness record is rewritten this often (default 10s)
+	Expiry   time.Duration // the record lives this long past its writing, and with it the entries (default 30s)
 	MaxUsers int           // users named per entry and per total (default 100)
 	Debounce time.Duration // a change is written this long after it, with the changes that follow (default 250ms)
 	Frames   time.Duration // presence frames go out at most this often per topic (default 1s)
 	// Reread is how often frames re-read a topic's other hubs when nothing changed on this hub (default 2s): the
 	// store read per framed topic, and how late another hub's change may reach this hub's frames.
 	Reread time.Duration
+	// Hold is an entry's own deadline past its writing (default an hour, at least four expiries): each entry is
+	// re-touched every quarter of it, spread over the intervals, so its hash outlives every live entry and a dead
+	// hub's entries, if nobody reads them, are gone with the hash within Hold.
+	Hold   time.Duration
 	Logger zerolog.Logger
 }
 
@@ -72,11 +82,16 @@ func (c PresenceConfig) withDefaults() PresenceConfig {
 	if c.Reread <= 0 {
 		c.Reread = 2 * c.Frames
 	}
+	if c.Hold <= 0 {
+		c.Hold = max(DefaultPresenceHold, 4*c.Expiry)
+	}
 	return c
 }
 
 // Presence keeps this hub's entries in the store, one per watched topic, and sends presence frames. Its cost follows
-// the (hub, topic) pairs, never the streams: a change is written once per debounce, and every entry once per interval.
+// the (hub, topic) pairs, never the streams, and only when they change: a change is written once per debounce; each
+// interval the hub rewrites its one liveness record, and re-touches the few entries whose turn it is (each entry once
+// per Hold/4).
 type Presence struct {
 	h     *Hub
 	store PresenceStore
@@ -91,6 +106,9 @@ type Presence struct {
 	written map[string]bool      // topics with an entry of ours in the store
 	sent    map[string][]byte    // the last full frame per framed topic
 	readAt  map[string]time.Time // when each framed topic's total was last read
+	tick    int                  // refresh intervals so far
+	aliveAt time.Time            // when the liveness record was last written
+	again   bool                 // rewrite every entry at the next interval too (the record had lapsed)
 }
 
 // NewPresence returns the presence of h's topics; it follows h's watchers from now on. Call Run.
@@ -113,9 +131,10 @@ func (p *Presence) changed(topic string) {
 	}
 }
 
-// Run writes entries and sends frames until ctx ends, then removes this hub's entries (a hub that dies without that
-// is forgotten when its entries' deadlines pass).
+// Run writes entries and sends frames until ctx ends, then removes this hub's entries and record (a hub that dies
+// without that is forgotten when its record's deadline passes).
 func (p *Presence) Run(ctx context.Context) error {
+	p.alive(ctx)
 	refresh := time.NewTicker(p.cfg.Interval)
 	defer refresh.Stop()
 	frames := time.NewTicker(p.cfg.Frames)
@@ -141,23 +160,65 @@ func (p *Presence) Run(ctx context.Context) error {
 			p.mu.Unlock()
 			p.write(ctx, topics)
 		case <-refresh.C:
-			all, _ := p.h.WatchedTopics()
-			for t := range p.written { // an entry left behind by a failed removal goes now
-				if !slices.Contains(all, t) {
-					all = append(all, t)
-				}
-			}
-			p.write(ctx, all)
+			p.refresh(ctx)
 		case <-frames.C:
 			p.frames(ctx)
 		}
 	}
 }
 
+// alive writes this hub's liveness record; it reports whether every entry must be written again: the record was
+// missing (readers took the hub for dead), or its last writing is an expiry old (readers may have).
+func (p *Presence) alive(ctx context.Context) bool {
+	now := time.Now()
+	fresh, err := p.store.Alive(ctx, p.cfg.Hub, now.Add(p.cfg.Expiry))
+	if err != nil {
+		p.warn(ctx, err, "")
+		return false
+	}
+	lapsed := fresh || now.Sub(p.aliveAt) >= p.cfg.Expiry
+	p.aliveAt = now
+	return lapsed
+}
+
+// refresh, every interval: the liveness record, an entry left behind by a failed removal, and the entries whose turn
+// it is to be re-touched (all of them after a lapse, then once more, past a reader's cached view of the record).
+func (p *Presence) refresh(ctx context.Context) {
+	lapsed := p.alive(ctx)
+	all, _ := p.h.WatchedTopics()
+	every := lapsed || p.again
+	p.again = lapsed
+	turns := max(1, int(p.cfg.Hold/4/p.cfg.Interval))
+	p.tick++
+	var topics []string
+	watched := make(map[string]bool, len(all))
+	for _, t := range all {
+		watched[t] = true
+		if every || !p.written[t] || turnOf(t, turns) == p.tick%turns {
+			topics = append(topics, t)
+		}
+	}
+	for t := range p.written {
+		if !watched[t] {
+			topics = append(topics, t)
+		}
+	}
+	p.write(ctx, topics)
+}
+
+// turnOf spreads the topics over turns intervals (FNV-1a of the name).
+func turnOf(topic string, turns int) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(topic); i++ {
+		h = (h ^ uint32(topic[i])) * 16777619
+	}
+	return int(h % uint32(turns))
+}
+
 // write brings this hub's entries of topics up to date: written for a watched topic (putBatch at a time, one round
 // trip each), removed for one nobody here watches any more.
 func (p *Presence) write(ctx context.Context, topics []string) {
-	deadline := time.Now().Add(p.cfg.Expiry)
+	deadline := time.Now().Add(p.cfg.Hold)
 	puts := make(map[string]PresenceEntry, min(len(topics), putBatch))
 	flush := func() {
 		if len(puts) == 0 {
@@ -200,7 +261,7 @@ func (p *Presence) warn(ctx context.Context, err error, topic string) {
 	}
 }
 
-// leave removes this hub's entries as it stops.
+// leave removes this hub's entries, then its record, as it stops.
 func (p *Presence) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -209,6 +270,7 @@ func (p *Presence) leave() {
 			return
 		}
 	}
+	_ = p.store.Gone(ctx, p.cfg.Hub)
 }
 
 // Total is a topic's watchers across every hub.

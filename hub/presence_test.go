@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -17,10 +18,13 @@ type presenceStore struct {
 	entries map[string]map[string]PresenceEntry // topic -> hub -> entry
 	puts    map[string]int                      // topic -> PutPresence calls
 	drops   map[string]int
+	alive   map[string]time.Time // hub -> deadline of its record
+	alives  int                  // Alive calls
 }
 
 func newPresenceStore() *presenceStore {
-	return &presenceStore{entries: map[string]map[string]PresenceEntry{}, puts: map[string]int{}, drops: map[string]int{}}
+	return &presenceStore{entries: map[string]map[string]PresenceEntry{}, puts: map[string]int{}, drops: map[string]int{},
+		alive: map[string]time.Time{}}
 }
 
 func (s *presenceStore) PutPresence(_ context.Context, entries map[string]PresenceEntry) error {
@@ -49,11 +53,37 @@ func (s *presenceStore) ReadPresence(_ context.Context, topic string) ([]Presenc
 	defer s.mu.Unlock()
 	var out []PresenceEntry
 	for _, e := range s.entries[topic] {
-		if time.Now().Before(e.Deadline) {
+		if time.Now().Before(e.Deadline) && time.Now().Before(s.alive[e.Hub]) {
 			out = append(out, e)
 		}
 	}
 	return out, nil
+}
+
+func (s *presenceStore) Alive(_ context.Context, hubID string, until time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.alive[hubID]
+	s.alive[hubID] = until
+	s.alives++
+	return !ok, nil
+}
+
+func (s *presenceStore) Gone(_ context.Context, hubID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.alive, hubID)
+	return nil
+}
+
+// writes is every entry written and every liveness record written so far.
+func (s *presenceStore) writes() (entries, alives int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.puts {
+		entries += n
+	}
+	return entries, s.alives
 }
 
 func (s *presenceStore) entry(topic, hubID string) (PresenceEntry, bool) {
@@ -146,25 +176,58 @@ func TestPresenceDebouncesABurstIntoFewWrites(t *testing.T) {
 	}
 }
 
-// TestPresenceRefreshesEveryInterval: with nothing changing, the entry is rewritten each interval with a later
-// deadline, so it outlives its expiry only while the hub runs.
-func TestPresenceRefreshesEveryInterval(t *testing.T) {
+// TestPresenceIdleCostIsPerHub: with 300 topics watched here and nothing changing, each interval writes the hub's
+// one liveness record and no entry (the entries' turns to be re-touched are an hour apart), so ten intervals cost
+// about ten writes, not 3,000.
+func TestPresenceIdleCostIsPerHub(t *testing.T) {
 	h := New(newFakeStore(), Config{})
 	st := newPresenceStore()
-	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: 100 * time.Millisecond, Expiry: 300 * time.Millisecond,
+	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: 50 * time.Millisecond, Expiry: time.Second,
+		Debounce: 10 * time.Millisecond})
+	for i := range 300 {
+		subscribeAs(t, h, Viewer{User: "alice"}, fmt.Sprintf("t%d", i))
+	}
+	testutil.Eventually(t, 10*time.Second, "the 300 entries are written", func() bool {
+		for i := range 300 {
+			if _, ok := st.entry(fmt.Sprintf("t%d", i), "h1"); !ok {
+				return false
+			}
+		}
+		return true
+	})
+	entries0, alives0 := st.writes()
+	testutil.Eventually(t, 20*time.Second, "ten intervals pass", func() bool {
+		_, alives := st.writes()
+		return alives >= alives0+10
+	})
+	entries, alives := st.writes()
+	if n := entries - entries0; n > 10 {
+		t.Errorf("%d idle intervals rewrote %d entries; want the liveness record alone (a few re-touches at most)", alives-alives0, n)
+	}
+}
+
+// TestPresenceReTouchesEntriesAndRewritesThemAfterALapse: each entry is rewritten once per quarter of its hold, with
+// a later deadline; and when the hub's record was gone (readers took the hub for dead), every entry is written again.
+func TestPresenceReTouchesEntriesAndRewritesThemAfterALapse(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	st := newPresenceStore()
+	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: 50 * time.Millisecond, Expiry: 500 * time.Millisecond,
+		Hold:     2 * time.Second,
 		Debounce: 10 * time.Millisecond})
 	subscribeAs(t, h, Viewer{User: "alice"}, "t")
 	testutil.Eventually(t, 5*time.Second, "the entry is written", func() bool { _, ok := st.entry("t", "h1"); return ok })
 	first, _ := st.entry("t", "h1")
-	testutil.Eventually(t, 5*time.Second, "the entry is refreshed with a later deadline", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the entry is re-touched with a later deadline", func() bool {
 		e, _ := st.entry("t", "h1")
-		puts, _ := st.counts("t")
-		return puts >= 3 && e.Deadline.After(first.Deadline)
+		return e.Deadline.After(first.Deadline)
 	})
+	_ = st.Gone(context.Background(), "h1") // as a reader that found the record dead
+	_ = st.DropPresence(context.Background(), "t", "h1")
+	testutil.Eventually(t, 5*time.Second, "the entry is written again", func() bool { _, ok := st.entry("t", "h1"); return ok })
 }
 
 // TestPresenceTotalAddsHubsAndFramesFollowChanges: the total adds other hubs' live entries to this hub's own
-// watchers, names a user once, and ignores an entry past its deadline; a stream that asked for frames gets one with
+// watchers, names a user once, and ignores the entry of a hub whose record is dead; a stream that asked for frames gets one with
 // users when it may see them, another with the count only, and a stream that did not ask gets none. Frames have no id.
 func TestPresenceTotalAddsHubsAndFramesFollowChanges(t *testing.T) {
 	h := New(newFakeStore(), Config{})
@@ -172,7 +235,9 @@ func TestPresenceTotalAddsHubsAndFramesFollowChanges(t *testing.T) {
 	_ = st.PutPresence(context.Background(), map[string]PresenceEntry{"t": {Hub: "h2", Count: 2, Users: []string{"alice", "bob"},
 		Deadline: time.Now().Add(time.Hour)}})
 	_ = st.PutPresence(context.Background(), map[string]PresenceEntry{"t": {Hub: "dead", Count: 7, Users: []string{"carol"},
-		Deadline: time.Now().Add(-time.Second)}})
+		Deadline: time.Now().Add(time.Hour)}})
+	_, _ = st.Alive(context.Background(), "h2", time.Now().Add(time.Hour))
+	_, _ = st.Alive(context.Background(), "dead", time.Now().Add(-time.Second))
 	p := runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: time.Hour, Frames: 50 * time.Millisecond})
 	all := func(string) bool { return true }
 	seer := subscribeAs(t, h, Viewer{User: "alice", Frames: true, SeeUsers: all}, "t")
