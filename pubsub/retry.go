@@ -43,9 +43,11 @@ func retryable(err error) bool {
 // the topic's slot was being moved between Cluster nodes for longer than redis.migration_retry.
 var ErrSlotMigrating = errors.New("the topic's Redis Cluster slot is being migrated")
 
-// migrating reports whether err is a reply that says the key's slot is moving between nodes right now.
+// migrating reports whether err is a reply that says the key's slot is moving between nodes, or has just moved:
+// TRYAGAIN and ASK while it moves, MOVED once it has (a publish that waited out a migration meets MOVED next, and
+// must keep the migration's budget).
 func migrating(err error) bool {
-	return redis.HasErrorPrefix(err, "TRYAGAIN") || redis.HasErrorPrefix(err, "ASK ")
+	return redis.HasErrorPrefix(err, "TRYAGAIN") || redis.HasErrorPrefix(err, "ASK ") || redis.HasErrorPrefix(err, "MOVED ")
 }
 
 // budget is how long a publish that last failed with err may be retried from its first attempt.
@@ -65,12 +67,13 @@ func retriedFor(err error, d time.Duration) error {
 	return fmt.Errorf("%w (retried for %v)", err, d)
 }
 
-// refreshSlots makes a cluster client read the slot map again after a connection error: go-redis reloads it by
+// refreshSlots makes a cluster client read the slot map again after a connection error or a MOVED that reached us
+// (after a migration its redirects can run out): go-redis reloads it by
 // itself only after a MOVED or every 10 s, and until then sends a dead master's slots to the dead master (a SIGKILLed
 // master took 11 s of retries to leave without this).
 func refreshSlots(rdb redis.UniversalClient, err error) {
 	var rerr redis.Error
-	if cc, ok := rdb.(*redis.ClusterClient); ok && !errors.As(err, &rerr) {
+	if cc, ok := rdb.(*redis.ClusterClient); ok && (!errors.As(err, &rerr) || redis.HasErrorPrefix(err, "MOVED ")) {
 		cc.ReloadState(context.Background())
 	}
 }
