@@ -32,7 +32,9 @@ func TestConsoleTraceID(t *testing.T) {
 	traced := publishHTTP(t, h, topic, `{"workflow":"wf-t","step":"traced","progress":0.2,"status":"running"}`,
 		"00-"+traceID+"-00f067aa0ba902b7-01")
 	plain := publishHTTP(t, h, topic, `{"workflow":"wf-t","step":"plain","progress":0.4,"status":"running"}`, "")
-	row := func(id string) string { return fmt.Sprintf(`document.querySelector('#log .log-row[data-id=%s]')`, jsString(id)) }
+	row := func(id string) string {
+		return fmt.Sprintf(`document.querySelector('#log .log-row[data-id=%s]')`, jsString(id))
+	}
 	waitJS(t, tab, 5*time.Second, "both events in the log", row(traced)+` && `+row(plain))
 	const asked = `performance.getEntriesByType('resource').filter(r => r.name.includes('/history')).length`
 	if n := evalJS[int](t, tab, asked); n != 0 {
