@@ -76,8 +76,9 @@ type Hub struct {
 	cfg   Config
 	store Store
 
-	mu     sync.RWMutex // guards topics and closed; never held while sending
+	mu     sync.RWMutex // guards topics, framed and closed; never held while sending
 	topics map[string]*topic
+	framed map[string]struct{} // the topics with a stream that asked for presence frames
 	closed bool
 	// live mirrors topics for Broadcast, which looks a topic up without taking mu; it is written under mu.
 	live sync.Map
@@ -93,7 +94,7 @@ type topic struct {
 
 // New returns a hub that follows topics in store on demand.
 func New(store Store, cfg Config) *Hub {
-	return &Hub{cfg: cfg.withDefaults(), store: store, topics: make(map[string]*topic)}
+	return &Hub{cfg: cfg.withDefaults(), store: store, topics: make(map[string]*topic), framed: map[string]struct{}{}}
 }
 
 // Metrics returns the hub's metrics.
@@ -125,7 +126,9 @@ func (h *Hub) SubscribeAs(topics []string, v Viewer) (*Subscription, error) {
 		}
 		t.subs.Store(t.subs.Load().with(s))
 		s.pos[i].ready = t.ready
-		t.w.join(v)
+		if t.w.join(v); v.Frames {
+			h.framed[name] = struct{}{}
+		}
 		h.watchersChanged(name)
 	}
 	h.cfg.Metrics.subscriptions.Inc()
@@ -145,7 +148,9 @@ func (h *Hub) remove(s *Subscription) {
 		if !ok {
 			continue
 		}
-		t.w.leave(s.viewer)
+		if t.w.leave(s.viewer); t.w.frames == 0 {
+			delete(h.framed, name)
+		}
 		if next.n == 0 {
 			delete(h.topics, name)
 			h.live.Delete(name)

@@ -185,7 +185,7 @@ func (p *Presence) alive(ctx context.Context) bool {
 // it is to be re-touched (all of them after a lapse, then once more, past a reader's cached view of the record).
 func (p *Presence) refresh(ctx context.Context) {
 	lapsed := p.alive(ctx)
-	all, _ := p.h.WatchedTopics()
+	all := p.h.WatchedTopics()
 	every := lapsed || p.again
 	p.again = lapsed
 	turns := max(1, int(p.cfg.Hold/4/p.cfg.Interval))
@@ -330,11 +330,16 @@ type countedJSON struct {
 // last one: the full total to viewers who may see users, the count to the others when that changed. A topic is read
 // again when its watchers here changed, else once per Reread.
 func (p *Presence) frames(ctx context.Context) {
-	_, framed := p.h.WatchedTopics()
+	framed := p.h.FramedTopics()
 	p.mu.Lock()
 	touched := p.touched
-	p.touched = map[string]struct{}{}
+	if len(touched) > 0 {
+		p.touched = map[string]struct{}{}
+	}
 	p.mu.Unlock()
+	if len(framed) == 0 && len(p.sent) == 0 {
+		return // nobody here asked for frames: nothing to read or send
+	}
 	now := time.Now()
 	keep := make(map[string][]byte, len(framed))
 	reads := make(map[string]time.Time, len(framed))

@@ -136,6 +136,30 @@ func TestWatchersCountStreamsAndNameUsersOnce(t *testing.T) {
 	}
 }
 
+// TestFramedTopicsFollowTheStreamsThatAskedForFrames: only topics with a stream that asked for frames are framed,
+// and a topic stops being framed when its last such stream leaves, whatever else still watches it.
+func TestFramedTopicsFollowTheStreamsThatAskedForFrames(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	plain := subscribeAs(t, h, Viewer{User: "alice"}, "t", "u")
+	framed := subscribeAs(t, h, Viewer{User: "bob", Frames: true}, "u", "v")
+	framed2 := subscribeAs(t, h, Viewer{Frames: true}, "v")
+	if got := slices.Sorted(slices.Values(h.FramedTopics())); !slices.Equal(got, []string{"u", "v"}) {
+		t.Fatalf("FramedTopics = %v, want [u v]", got)
+	}
+	framed.Close()
+	if got := h.FramedTopics(); !slices.Equal(got, []string{"v"}) {
+		t.Fatalf("after bob left, FramedTopics = %v, want [v] (u is still watched, but asks no frames)", got)
+	}
+	framed2.Close()
+	plain.Close()
+	if got := h.FramedTopics(); len(got) != 0 {
+		t.Fatalf("after every stream left, FramedTopics = %v, want none", got)
+	}
+	if got := h.WatchedTopics(); len(got) != 0 {
+		t.Fatalf("after every stream left, WatchedTopics = %v, want none", got)
+	}
+}
+
 func runPresence(t *testing.T, h *Hub, st PresenceStore, cfg PresenceConfig) *Presence {
 	t.Helper()
 	p := NewPresence(h, st, cfg)

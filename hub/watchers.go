@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"maps"
 	"slices"
 )
 
@@ -89,19 +90,19 @@ func (h *Hub) Watchers(topic string, most int) Watching {
 	return w
 }
 
-// WatchedTopics returns the topics with at least one subscriber, and among them those with a stream that asked for
-// presence frames.
-func (h *Hub) WatchedTopics() (all, framed []string) {
+// WatchedTopics returns the topics with at least one subscriber.
+func (h *Hub) WatchedTopics() []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	all = make([]string, 0, len(h.topics))
-	for name, t := range h.topics {
-		all = append(all, name)
-		if t.w.frames > 0 {
-			framed = append(framed, name)
-		}
-	}
-	return all, framed
+	return slices.Collect(maps.Keys(h.topics))
+}
+
+// FramedTopics returns the topics with a stream that asked for presence frames: it costs what they number, not what
+// all the topics do.
+func (h *Hub) FramedTopics() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return slices.Collect(maps.Keys(h.framed))
 }
 
 // Notify queues a presence frame for every subscription of topic that asked for frames: full to those who may see
