@@ -83,6 +83,9 @@ Scenarios (--scenario):
            every 100 ms; two replicas (--hub-bin), then a fresh third: each replica's RSS growth, the fresh one's RSS,
            Redis's longest command, the other tenant's publish latency, the notification backlog in Redis and the
            time until another topic's first alert reaches the receiver
+  presence --hubs hub processes (default 2, --hub-bin) on one Redis, N streams (default 1,000) over --topics topics
+           (default 10), each topic watched on every hub; an idle --hold window (default 30 s) with presence off,
+           then on, --repeat pairs (default 2): presence's Redis commands a second and the hubs' CPU, on and off
 
 The hub: --hub-bin PATH starts that binary (on a free port, connection limits lifted, against --redis-url or a
 redis-server started here), or --url and --redis-url name a running one (--pid to read its CPU and RSS).`
@@ -104,6 +107,9 @@ func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	}
 	if o.scenario == "fleet" || o.scenario == fleetLoader {
 		return fleetCommand(ctx, o, stdout, stderr, tty)
+	}
+	if o.scenario == "presence" {
+		return presenceCommand(ctx, o, stdout)
 	}
 	if err := raiseNoFile(o.conns); err != nil {
 		return err
@@ -158,7 +164,7 @@ func report(o *options, m *meter, stdout, stderr io.Writer, tty bool, run func()
 
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
-	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog, topics, flood or fleet")
+	fs.StringVar(&o.scenario, "scenario", "fanout", "fanout, idle, replay, storm, publish, replay-hog, topics, flood, presence or fleet")
 	fs.StringVar(&o.url, "url", "", "`URL` of a running hub (with --redis-url)")
 	fs.StringVar(&o.redisURL, "redis-url", "", "Redis `URL` the hub reads; the bench publishes there")
 	fs.StringVar(&o.prefix, "prefix", "hub", "the hub's Redis key `prefix`")
@@ -182,7 +188,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	fs.DurationVar(&o.drain, "drain", 15*time.Second, "how long to wait for deliveries after the last publish")
 	fs.IntVar(&o.dialConc, "dial-concurrency", 256, "connections being opened at once")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of a table")
-	fs.IntVar(&o.hubs, "hubs", 0, "fleet: hub processes (default 5, more when the streams do not fit under RLIMIT_NOFILE)")
+	fs.IntVar(&o.hubs, "hubs", 0, "fleet, presence: hub processes (default 5, more when the streams do not fit under RLIMIT_NOFILE)")
 	fs.IntVar(&o.loaders, "loaders", 0, "fleet: load-generator processes (default one per 15,000 streams, at least 2)")
 	fs.IntVar(&o.topics, "topics", 1000, "fleet, topics: topics, the streams spread evenly over them (topics: default --conns/2)")
 	topicsFlags(fs, o)
@@ -205,6 +211,9 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	if o.scenario == "topics" {
 		topicsDefaults(o, set)
 	}
+	if o.scenario == "presence" {
+		presenceDefaults(o, set)
+	}
 	if o.scenario == "flood" {
 		if err := floodDefaults(o); err != nil {
 			return nil, err
@@ -220,8 +229,8 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	}
 	o.scenarioRun = runs[o.scenario]
 	var bad []string
-	if o.scenarioRun == nil && !fleet {
-		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, topics, flood, fleet")
+	if o.scenarioRun == nil && !fleet && o.scenario != "presence" {
+		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, topics, flood, presence, fleet")
 	}
 	if o.scenario == "fleet" {
 		bad = append(bad, fleetCheck(o)...)

@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,42 +58,21 @@ func BenchmarkPresenceCost(b *testing.B) {
 	}{{"a", 1000, 10}, {"b", bStreams, bStreams / 2}}
 	for range b.N {
 		for _, l := range loads {
-			var cmds, all, cpu [2][]float64
-			entries := 0
-			for r := range runs {
-				for i, on := range []bool{false, true} {
-					res, err := RunPresence(context.Background(), PresenceSpec{HubBin: bin, RedisAddr: rs.Addr,
-						Prefix: fmt.Sprintf("pb%s%d%v", l.name, r, on), Hubs: 2, Topics: l.topics, Streams: l.streams,
-						Presence: on, Window: window})
-					if err != nil {
-						b.Fatal(err)
-					}
-					cmds[i], all[i], cpu[i] = append(cmds[i], res.PresenceCommands), append(all[i], res.AllCommands),
-						append(cpu[i], res.HubCPUPercent)
-					if on {
-						entries = res.Entries
-					}
-					fmt.Printf("load %s run %d presence=%v: presence commands %.2f/s, all commands %.2f/s, hub CPU %.2f%%, entries %d\n",
-						l.name, r, on, res.PresenceCommands, res.AllCommands, res.HubCPUPercent, res.Entries)
-				}
+			spec := PresenceSpec{HubBin: bin, RedisAddr: rs.Addr, Prefix: "pb" + l.name, Hubs: 2, Topics: l.topics,
+				Streams: l.streams, Window: window}
+			rep, err := RunPresencePairs(context.Background(), spec, runs, func(r PresenceResult) {
+				fmt.Printf("load %s presence=%v: presence commands %.2f/s, all commands %.2f/s, hub CPU %.2f%%, entries %d\n",
+					l.name, r.Presence, r.PresenceCommands, r.AllCommands, r.HubCPUPercent, r.Entries)
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
 			fmt.Printf("load %s (%d streams, %d topics, 2 hubs, %v idle window, medians of %d): presence commands %.2f/s "+
-				"(off %.2f/s); all commands on %.2f/s, off %.2f/s; hub CPU on %.2f%%, off %.2f%%; entries %d\n",
-				l.name, l.streams, l.topics, window, runs, median(cmds[1]), median(cmds[0]), median(all[1]),
-				median(all[0]), median(cpu[1]), median(cpu[0]), entries)
+				"(off %.2f/s); all commands on %.2f/s, off %.2f/s; hub CPU on %.2f%%, off %.2f%% (%+.1f%%)\n",
+				l.name, l.streams, l.topics, window, runs, rep.On.PresenceCommands, rep.Off.PresenceCommands,
+				rep.On.AllCommands, rep.Off.AllCommands, rep.On.HubCPUPercent, rep.Off.HubCPUPercent, 100*rep.CPUIncrease())
 		}
 	}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(v))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func envInt(name string, def int) int {
@@ -98,4 +80,37 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// TestPresenceScenarioPrintsBothSides: `hub-bench --scenario presence` runs presence off and on, prints each run and
+// the medians, and with presence on finds presence commands where off has none.
+func TestPresenceScenarioPrintsBothSides(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs hub processes")
+	}
+	bin := hubBinary(t, "redis-server")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	args := []string{"--scenario", "presence", "--hub-bin", bin, "--conns", "12", "--topics", "3", "--hold", "3s",
+		"--repeat", "1", "--hub-env", "HUB_PRESENCE_INTERVAL=1s", "--json"}
+	if err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var rep PresenceReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if len(rep.Runs) != 2 || rep.Runs[0].Presence || !rep.Runs[1].Presence || rep.Hubs != 2 {
+		t.Fatalf("runs %+v, want off then on over 2 hubs", rep)
+	}
+	if rep.Off.PresenceCommands != 0 || rep.On.PresenceCommands <= 0 || rep.Runs[1].Entries != 6 {
+		t.Fatalf("medians off %+v, on %+v, entries %d; want none off, some on, 6 entries (3 topics x 2 hubs)",
+			rep.Off, rep.On, rep.Runs[1].Entries)
+	}
+	var bad bytes.Buffer
+	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--scenario", "presence"}, &bad, &bad, false)
+	if err == nil || !strings.Contains(err.Error(), "--hub-bin") {
+		t.Fatalf("without --hub-bin: %v, want an error naming --hub-bin", err)
+	}
 }
