@@ -26,7 +26,8 @@ type options struct {
 	prefix      string
 	pid         int
 	hubBin      string
-	benchBin    string // the fleet's load generators run this binary (default: this one)
+	benchBin    string // the fleet's load generators and the floor run this binary (default: this one)
+	target      string // hub, or floor: the topics scenario against the floor server instead
 	hubEnv      multiFlag
 	detach      bool
 	topic       string
@@ -111,6 +112,9 @@ func command(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stder
 	if o.scenario == "presence" {
 		return presenceCommand(ctx, o, stdout)
 	}
+	if o.scenario == floorScenario {
+		return floorServe(ctx, o, stdout)
+	}
 	if err := raiseNoFile(o.conns); err != nil {
 		return err
 	}
@@ -171,6 +175,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	fs.IntVar(&o.pid, "pid", 0, "the running hub's process `id`, to read its CPU and RSS from /proc")
 	fs.StringVar(&o.hubBin, "hub-bin", "", "start this hub `binary` instead of using --url")
 	fs.StringVar(&o.benchBin, "bench-bin", "", "")
+	fs.StringVar(&o.target, "target", "hub", "topics: hub (--hub-bin), or floor: the same load on a minimal Redis-to-SSE server started here (no history, replay or heartbeats), to compare")
 	fs.Var(&o.hubEnv, "hub-env", "`KEY=VALUE` for the started hub (repeatable), e.g. HUB_SSE_HEARTBEAT=1s")
 	fs.BoolVar(&o.detach, "detach", true, "the started hub serves HTTP/1.1 streams on its raw engine; false: through net/http, for an A/B (HUB_SSE_DETACH)")
 	fs.StringVar(&o.topic, "topic", "", "`topic` to use (default: a fresh bench.<time>)")
@@ -229,7 +234,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	}
 	o.scenarioRun = runs[o.scenario]
 	var bad []string
-	if o.scenarioRun == nil && !fleet && o.scenario != "presence" {
+	if o.scenarioRun == nil && !fleet && o.scenario != "presence" && o.scenario != floorScenario {
 		bad = append(bad, "--scenario must be one of fanout, idle, replay, storm, publish, replay-hog, topics, flood, presence, fleet")
 	}
 	if o.scenario == "fleet" {
@@ -240,6 +245,9 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	}
 	if fs.NArg() > 0 {
 		bad = append(bad, fmt.Sprintf("unexpected argument %q (flags only; run \"hub-bench -h\" for help)", fs.Arg(0)))
+	}
+	if o.target != "hub" && (o.target != "floor" || o.scenario != "topics") {
+		bad = append(bad, "--target is hub, or floor with --scenario topics")
 	}
 	if set["detach"] && o.hubBin == "" {
 		bad = append(bad, "--detach applies to a hub started with --hub-bin; a running hub has its own sse.detach")

@@ -137,6 +137,7 @@ type Proc struct {
 // Result is one scenario's figures.
 type Result struct {
 	Scenario    string  `json:"scenario"`
+	Target      string  `json:"target,omitempty"` // floor: the figures labelled hub are the floor server's
 	Conns       int     `json:"conns,omitempty"`
 	Events      int     `json:"events,omitempty"`
 	Published   int     `json:"published,omitempty"`
@@ -174,6 +175,9 @@ func (r *Result) print(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
 	}
 	row("scenario", "%s", r.Scenario)
+	if r.Target == "floor" {
+		row("target", "the floor: a minimal Redis-to-SSE server (no history, replay, heartbeats or checks); the rows named hub are its figures")
+	}
 	if r.Conns > 0 {
 		row("connections", "%d", r.Conns)
 	}

@@ -22,6 +22,7 @@ type target struct {
 	redisURL string
 	pid      int              // the hub process, 0 when unknown
 	hub      *chaos.Hub       // the hub started here, if any
+	floor    *floorProc       // the floor started here instead (--target floor)
 	owner    *redistest.Owner // what started the Redis here, if it did
 }
 
@@ -29,7 +30,7 @@ type target struct {
 // comes from one address) and the parent's HUB_* variables dropped; --hub-env adds more.
 func startTarget(_ context.Context, o *options) (*target, error) {
 	t := &target{url: strings.TrimSuffix(o.url, "/"), redisURL: o.redisURL, pid: o.pid}
-	if o.hubBin == "" {
+	if o.hubBin == "" && o.target != "floor" {
 		if t.url == "" || t.redisURL == "" {
 			return nil, errors.New("give --url and --redis-url of a running hub, or --hub-bin to start one")
 		}
@@ -43,11 +44,33 @@ func startTarget(_ context.Context, o *options) (*target, error) {
 			return nil, fmt.Errorf("start redis-server (or give --redis-url): %w", err)
 		}
 	}
+	if o.target == "floor" {
+		return t, t.startFloor(o)
+	}
 	if err := t.startHub(o); err != nil {
 		t.stop()
 		return nil, err
 	}
 	return t, nil
+}
+
+// startFloor runs the floor (this program, --bench-bin) on the target's Redis in place of the hub.
+func (t *target) startFloor(o *options) error {
+	bin := o.benchBin
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			t.stop()
+			return err
+		}
+	}
+	f, u, err := startFloor(bin, t.redisURL, o.prefix)
+	if err != nil {
+		t.stop()
+		return err
+	}
+	t.floor, t.url, t.pid = f, u, f.pid()
+	return nil
 }
 
 func (t *target) startHub(o *options) error {
@@ -67,6 +90,9 @@ func (t *target) startHub(o *options) error {
 func (t *target) stop() {
 	if t.hub != nil {
 		_ = t.hub.Stop()
+	}
+	if t.floor != nil {
+		t.floor.stop()
 	}
 	if t.owner != nil {
 		t.owner.Close()

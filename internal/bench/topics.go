@@ -72,7 +72,7 @@ func topics(ctx context.Context, b *benchRun) (*Result, error) {
 		l.lat, l.dialing = &r.lat, dialing
 		r.loads = append(r.loads, l)
 	}
-	res := &Result{Scenario: "topics", Conns: o.conns, Events: r.perTop * len(r.names), Rate: o.rate, PayloadSize: o.payload}
+	res := &Result{Scenario: "topics", Target: o.target, Conns: o.conns, Events: r.perTop * len(r.names), Rate: o.rate, PayloadSize: o.payload}
 	tr := &TopicsReport{Topics: len(r.names), EventsPerTopic: r.perTop, ChurnAsked: o.tp.churn}
 	res.Topics = tr
 	cl, err := r.connect(ctx, res)

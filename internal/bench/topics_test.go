@@ -47,3 +47,36 @@ func TestTopicsScenario(t *testing.T) {
 		t.Errorf("idle: %.2f live-feed commands per topic per tail check (%.1f/s for %d topics), want ≤ 0.25", perTick, tr.Idle.SubscriberPS, tr.Topics)
 	}
 }
+
+// TestTopicsScenarioOnTheFloor: --target floor runs the same load on the floor server, a child process of its own
+// whose CPU the result reports, and every client gets every event of its topic once and in order there too.
+func TestTopicsScenarioOnTheFloor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the bench and runs the floor under load")
+	}
+	hubBinary(t, "redis-server") // skips without redis-server
+	bench := benchBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := []string{"--scenario", "topics", "--target", "floor", "--bench-bin", bench, "--json", "--conns", "400",
+		"--topics", "200", "--rate", "400", "--duration", "2s", "--hold", "2s", "--settle", "500ms", "--churn", "0",
+		"--drain", "20s"}
+	var out, errb bytes.Buffer
+	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
+	var res Result
+	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Topics == nil {
+		t.Fatalf("hub bench %q = %v; output %q, stderr %q", args, err, out.String(), errb.String())
+	}
+	if err != nil || !res.Check.ok() || res.Deliveries != 400*res.Topics.EventsPerTopic || res.Target != "floor" {
+		t.Fatalf("on the floor: %v, target %q, check %+v, deliveries %d; want the floor, every event once and in order at every client",
+			err, res.Target, res.Check, res.Deliveries)
+	}
+	if res.Topics.CPUPerDeliveryUs <= 0 {
+		t.Errorf("floor CPU per delivery = %v, want the floor process's CPU measured", res.Topics.CPUPerDeliveryUs)
+	}
+	var bad bytes.Buffer
+	err = command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--target", "floor"}, &bad, &bad, false)
+	if err == nil {
+		t.Errorf("--target floor with the fanout scenario: no error, want a usage error")
+	}
+}
