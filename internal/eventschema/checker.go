@@ -47,10 +47,14 @@ const (
 	AtReceipt = "receipt" // as the subscriber hands it to the hub, whoever published it
 )
 
-// logEvery is how often one (topic, type) may log its bad data; maxLogKeys bounds the pairs remembered.
+// logEvery is how often one (topic, type) may log its bad data; maxLogKeys bounds the pairs remembered; logBudget
+// bounds the lines of every pair together per logEvery, so a publisher spreading bad data over thousands of topics
+// writes at most that many lines a minute (each names its pair; the rest are counted, in the metric and in the
+// suppressed field of the pair's next line).
 const (
 	logEvery   = time.Minute
 	maxLogKeys = 4096
+	logBudget  = 100
 )
 
 // Checker applies a Mode with a Set, counting and logging what does not match.
@@ -76,7 +80,7 @@ func NewChecker(set *Set, mode Mode, reg prometheus.Registerer, log zerolog.Logg
 		c.WithLabelValues(typ, AtReceipt)
 	}
 	reg.MustRegister(c)
-	return &Checker{set: set, mode: mode, invalid: c, log: log, limit: newLimiter(logEvery, maxLogKeys, time.Now)}
+	return &Checker{set: set, mode: mode, invalid: c, log: log, limit: newLimiter(logEvery, maxLogKeys, logBudget, time.Now)}
 }
 
 // Mode is the checker's mode.
@@ -164,23 +168,27 @@ func (c *Checker) report(topic string, bad *Invalid, at, id string) {
 	ev.Int("suppressed", suppressed).Msg("event data does not match docs/schemas/" + bad.Type + ".json: " + what)
 }
 
-// limiter lets each key through once per interval, and says how many it held back meanwhile. It remembers at most
-// max keys: past that, those not seen for an interval are forgotten, and if none is, all are.
+// limiter lets each key through once per interval, and all keys together budget times per interval; it says how
+// many times a key was held back since its last line. It remembers at most max keys: past that, those not seen for
+// an interval are forgotten, and if none is, all are.
 type limiter struct {
-	mu    sync.Mutex
-	every time.Duration
-	max   int
-	now   func() time.Time
-	seen  map[string]*limitState
+	mu     sync.Mutex
+	every  time.Duration
+	max    int
+	budget int
+	now    func() time.Time
+	seen   map[string]*limitState
+	window time.Time // when the budget's interval began
+	spent  int       // lines let through in it
 }
 
 type limitState struct {
-	last       time.Time
+	last       time.Time // zero: never let through
 	suppressed int
 }
 
-func newLimiter(every time.Duration, max int, now func() time.Time) *limiter {
-	return &limiter{every: every, max: max, now: now, seen: map[string]*limitState{}}
+func newLimiter(every time.Duration, max, budget int, now func() time.Time) *limiter {
+	return &limiter{every: every, max: max, budget: budget, now: now, seen: map[string]*limitState{}}
 }
 
 // allow reports whether key may be logged now and, when it may, how many times it was held back since its last line.
@@ -191,13 +199,21 @@ func (l *limiter) allow(key string) (bool, int) {
 	s := l.seen[key]
 	if s == nil {
 		l.makeRoom(now)
-		l.seen[key] = &limitState{last: now}
-		return true, 0
+		s = &limitState{}
+		l.seen[key] = s
 	}
-	if now.Sub(s.last) < l.every {
+	if !s.last.IsZero() && now.Sub(s.last) < l.every {
 		s.suppressed++
 		return false, 0
 	}
+	if now.Sub(l.window) >= l.every {
+		l.window, l.spent = now, 0
+	}
+	if l.spent >= l.budget {
+		s.suppressed++
+		return false, 0
+	}
+	l.spent++
 	n := s.suppressed
 	s.last, s.suppressed = now, 0
 	return true, n

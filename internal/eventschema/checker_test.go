@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,10 +174,36 @@ func TestCheckerLogsOncePerTopicAndTypeAMinute(t *testing.T) {
 	}
 }
 
+// A publisher spreading bad data over 10,000 topics in a minute gets logBudget lines, not 10,000 (before the
+// budget, past maxLogKeys pairs the limiter forgot them all and logged nearly every event); every event is counted;
+// a minute later the budget is whole again, and a pair held back says so in its next line.
+func TestCheckerLogsAtMostTheBudgetAMinuteAcrossTopics(t *testing.T) {
+	k := newChecked(t, Warn)
+	now := time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
+	k.c.limit.now = func() time.Time { return now }
+	b := k.c.Receiving(&recorder{})
+	bad := []byte(`{"p":1,"s":2}`)
+	for i := range 10000 {
+		b.Broadcast(&hub.Event{Topic: "t." + strconv.Itoa(i), IDText: "1-0", Type: "progress", Data: bad})
+	}
+	if n := len(k.logLines(t)); n != logBudget {
+		t.Errorf("10,000 topics' bad events logged %d lines in a minute, want the budget, %d", n, logBudget)
+	}
+	if v := k.invalid(t, "progress", AtReceipt); v != 10000 {
+		t.Errorf("hub_events_invalid_total{type=progress,at=receipt} = %v, want 10000", v)
+	}
+	now = now.Add(time.Minute)
+	b.Broadcast(&hub.Event{Topic: "t.9999", IDText: "2-0", Type: "progress", Data: bad})
+	lines := k.logLines(t)
+	if last := lines[len(lines)-1]; len(lines) != logBudget+1 || last["topic"] != "t.9999" || jsonText(last["suppressed"]) != "1" {
+		t.Errorf("a minute later: %d lines, last %v; want one more, for t.9999, saying 1 was held back", len(lines), last)
+	}
+}
+
 // The limiter stays bounded: past its keys it forgets those quiet for an interval, and all when none is.
 func TestLimiterForgetsPastItsBound(t *testing.T) {
 	now := time.Unix(0, 0)
-	l := newLimiter(time.Minute, 2, func() time.Time { return now })
+	l := newLimiter(time.Minute, 2, 100, func() time.Time { return now })
 	l.allow("a")
 	now = now.Add(2 * time.Minute)
 	l.allow("b")
