@@ -103,7 +103,7 @@ func (c *topicsChurn) cycle(ctx context.Context, i int) {
 	ok := make([]bool, 2)
 	ids := make([]string, 2)
 	publish := func(s int) {
-		id, err := c.r.b.pub.Publish(ctx, c.names[i], "progress", payload(0, s, time.Now().UnixNano(), o.payload))
+		id, err := c.r.b.pub.Publish(ctx, c.names[i], "progress", progressPayload(0, s, time.Now().UnixNano(), o.payload))
 		ok[s], ids[s] = err == nil, id
 	}
 	publish(0)

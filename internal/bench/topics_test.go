@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/eventschema"
 )
 
 // TestTopicsScenario is a CI-sized topics scenario on the real binary and a real redis-server: 600 clients over 300
@@ -78,5 +81,26 @@ func TestTopicsScenarioOnTheFloor(t *testing.T) {
 	err = command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--target", "floor"}, &bad, &bad, false)
 	if err == nil {
 		t.Errorf("--target floor with the fanout scenario: no error, want a usage error")
+	}
+}
+
+// TestProgressPayloadIsValidProgress: the topics scenario's events are valid progress data, of the size asked, which
+// the bench's clients still read (publisher, sequence, send time).
+func TestProgressPayloadIsValidProgress(t *testing.T) {
+	set, err := eventschema.Compile(os.DirFS("../../docs/schemas"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{0, 64, 128, 1000} {
+		p := progressPayload(3, 7, 1765000000000000000, size)
+		if err := set.Validate("progress", p); err != nil || !json.Valid(p) {
+			t.Errorf("progressPayload(size %d) = %s: %v, want valid progress data", size, p, err)
+		}
+		if size >= 64 && len(p) != size {
+			t.Errorf("progressPayload(size %d) is %d bytes", size, len(p))
+		}
+		if intAfter(p, `"p":`) != 3 || intAfter(p, `"s":`) != 7 || intAfter(p, `"t":`) != 1765000000000000000 {
+			t.Errorf("progressPayload = %s: the client reads p %d, s %d, t %d", p, intAfter(p, `"p":`), intAfter(p, `"s":`), intAfter(p, `"t":`))
+		}
 	}
 }
