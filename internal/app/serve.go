@@ -176,7 +176,7 @@ func build(cfg config.Config, rdb redis.UniversalClient, log zerolog.Logger, tra
 	if err != nil {
 		return nil, err
 	}
-	p.check = eventschema.NewChecker(schemas, cfg.Events.Validation, p.reg, log)
+	p.check = eventschema.NewChecker(schemas, cfg.Events.Validation, cfg.Events.InvalidLogLines, p.reg, log)
 	evCfg := cfg.EventsConfig()
 	evCfg.Logger, evCfg.Metrics, evCfg.Admit, evCfg.Authorize = log, sse.NewMetrics(p.reg), sec.AdmitStream, sec.AuthorizeStream
 	p.events = sse.New(p.hub, evCfg)

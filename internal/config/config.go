@@ -126,6 +126,9 @@ type EventsCheck struct {
 	// Validation is how the data of progress, lock and health events is held to docs/schemas: off, warn (counted
 	// and logged) or strict (the hub's publishers refuse it).
 	Validation eventschema.Mode `yaml:"validation"`
+	// InvalidLogLines bounds the log lines bad data makes, all topics together, per minute (each (topic, type) logs
+	// at most once a minute besides); every bad event is counted all the same.
+	InvalidLogLines int `yaml:"invalid_log_lines"`
 }
 
 type LimitsConfig struct {
@@ -245,7 +248,7 @@ func Default() Config {
 		SSE: SSEConfig{Heartbeat: sse.DefaultHeartbeat, ClientBuffer: hub.DefaultClientBuffer, Retry: sse.DefaultRetry,
 			WriteTimeout: sse.DefaultWriteTimeout, Detach: true, TrimAfterBurst: memtrim.DefaultBurst},
 		History: HistoryConfig{MaxLen: pubsub.DefaultMaxLen, IdempotencyTTL: pubsub.DefaultIdempotencyTTL},
-		Events:  EventsCheck{Validation: eventschema.DefaultMode},
+		Events:  EventsCheck{Validation: eventschema.DefaultMode, InvalidLogLines: eventschema.DefaultLogLines},
 		Limits: LimitsConfig{
 			MaxEventBytes: pubsub.DefaultMaxEventBytes, MaxBodyBytes: 80 << 10, MaxTopicsPerStream: sse.DefaultMaxTopics,
 			MaxReplay: hub.DefaultMaxReplay, MaxHistoryQuery: 1000, MaxCursorBytes: sse.DefaultMaxCursorBytes, MaxHeaderBytes: 16 << 10, MaxTopicsListed: 1000,

@@ -37,6 +37,7 @@ func (c *Config) Validate() error {
 	if err := eventschema.CheckMode(c.Events.Validation); err != nil {
 		errs = append(errs, fmt.Errorf("events.validation: %w", err))
 	}
+	check(c.Events.InvalidLogLines >= 1, "events.invalid_log_lines: must be at least 1 (every bad event is counted in hub_events_invalid_total whatever it is)")
 	check(c.Redis.PublishRetry >= 0, "redis.publish_retry: must not be negative (0: no retries)")
 	check(c.Redis.MigrationRetry >= 0, "redis.migration_retry: must not be negative (0: migrations get redis.publish_retry)")
 	check(c.Limits.MaxEventBytes >= 64, "limits.max_event_bytes: must be at least 64")

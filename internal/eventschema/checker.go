@@ -47,14 +47,15 @@ const (
 	AtReceipt = "receipt" // as the subscriber hands it to the hub, whoever published it
 )
 
-// logEvery is how often one (topic, type) may log its bad data; maxLogKeys bounds the pairs remembered; logBudget
-// bounds the lines of every pair together per logEvery, so a publisher spreading bad data over thousands of topics
+// logEvery is how often one (topic, type) may log its bad data; maxLogKeys bounds the pairs remembered; the budget
+// (events.invalid_log_lines) bounds the lines of every pair together per logEvery, so a publisher spreading bad data over thousands of topics
 // writes at most that many lines a minute (each names its pair; the rest are counted, in the metric and in the
 // suppressed field of the pair's next line).
 const (
 	logEvery   = time.Minute
 	maxLogKeys = 4096
-	logBudget  = 100
+	// DefaultLogLines is events.invalid_log_lines' default.
+	DefaultLogLines = 100
 )
 
 // Checker applies a Mode with a Set, counting and logging what does not match.
@@ -62,13 +63,15 @@ type Checker struct {
 	set     *Set
 	mode    Mode
 	invalid *prometheus.CounterVec
+	held    prometheus.Counter
 	log     zerolog.Logger
 	limit   *limiter
 }
 
-// NewChecker returns a checker of set in mode. It registers hub_events_invalid_total with reg, every series at 0,
-// whatever the mode.
-func NewChecker(set *Set, mode Mode, reg prometheus.Registerer, log zerolog.Logger) *Checker {
+// NewChecker returns a checker of set in mode that logs at most lines lines a minute (DefaultLogLines when not
+// positive). It registers hub_events_invalid_total, every series at 0, and hub_events_invalid_logs_suppressed_total
+// with reg, whatever the mode.
+func NewChecker(set *Set, mode Mode, lines int, reg prometheus.Registerer, log zerolog.Logger) *Checker {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hub_events_invalid_total",
 		Help: "Events whose data does not match the schema of their type (docs/schemas), by type and where they were checked: publish (a publisher of this hub) or receipt (every event the hub receives).",
@@ -79,8 +82,15 @@ func NewChecker(set *Set, mode Mode, reg prometheus.Registerer, log zerolog.Logg
 		}
 		c.WithLabelValues(typ, AtReceipt)
 	}
-	reg.MustRegister(c)
-	return &Checker{set: set, mode: mode, invalid: c, log: log, limit: newLimiter(logEvery, maxLogKeys, logBudget, time.Now)}
+	held := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hub_events_invalid_logs_suppressed_total",
+		Help: "Log lines about invalid event data held back: a (topic, type) logs once a minute, and all of them together events.invalid_log_lines a minute.",
+	})
+	reg.MustRegister(c, held)
+	if lines <= 0 {
+		lines = DefaultLogLines
+	}
+	return &Checker{set: set, mode: mode, invalid: c, held: held, log: log, limit: newLimiter(logEvery, maxLogKeys, lines, time.Now)}
 }
 
 // Mode is the checker's mode.
@@ -152,6 +162,7 @@ func (c *Checker) report(topic string, bad *Invalid, at, id string) {
 	c.invalid.WithLabelValues(bad.Type, at).Inc()
 	ok, suppressed := c.limit.allow(topic + "\x00" + bad.Type)
 	if !ok {
+		c.held.Inc()
 		return
 	}
 	what := "delivered as it is"

@@ -30,7 +30,7 @@ type checked struct {
 func newChecked(t *testing.T, mode Mode) checked {
 	t.Helper()
 	reg, buf := prometheus.NewRegistry(), &bytes.Buffer{}
-	return checked{c: NewChecker(docsSchemas(t), mode, reg, zerolog.New(buf)), reg: reg, log: buf}
+	return checked{c: NewChecker(docsSchemas(t), mode, 0, reg, zerolog.New(buf)), reg: reg, log: buf}
 }
 
 func (k checked) invalid(t *testing.T, typ, at string) float64 {
@@ -174,7 +174,7 @@ func TestCheckerLogsOncePerTopicAndTypeAMinute(t *testing.T) {
 	}
 }
 
-// A publisher spreading bad data over 10,000 topics in a minute gets logBudget lines, not 10,000 (before the
+// A publisher spreading bad data over 10,000 topics in a minute gets DefaultLogLines lines, not 10,000 (before the
 // budget, past maxLogKeys pairs the limiter forgot them all and logged nearly every event); every event is counted;
 // a minute later the budget is whole again, and a pair held back says so in its next line.
 func TestCheckerLogsAtMostTheBudgetAMinuteAcrossTopics(t *testing.T) {
@@ -186,16 +186,19 @@ func TestCheckerLogsAtMostTheBudgetAMinuteAcrossTopics(t *testing.T) {
 	for i := range 10000 {
 		b.Broadcast(&hub.Event{Topic: "t." + strconv.Itoa(i), IDText: "1-0", Type: "progress", Data: bad})
 	}
-	if n := len(k.logLines(t)); n != logBudget {
-		t.Errorf("10,000 topics' bad events logged %d lines in a minute, want the budget, %d", n, logBudget)
+	if n := len(k.logLines(t)); n != DefaultLogLines {
+		t.Errorf("10,000 topics' bad events logged %d lines in a minute, want the budget, %d", n, DefaultLogLines)
 	}
 	if v := k.invalid(t, "progress", AtReceipt); v != 10000 {
 		t.Errorf("hub_events_invalid_total{type=progress,at=receipt} = %v, want 10000", v)
 	}
+	if v, _ := testutil.MetricValue(testutil.Gather(t, k.reg), "hub_events_invalid_logs_suppressed_total"); v != 10000-DefaultLogLines {
+		t.Errorf("hub_events_invalid_logs_suppressed_total = %v, want %d", v, 10000-DefaultLogLines)
+	}
 	now = now.Add(time.Minute)
 	b.Broadcast(&hub.Event{Topic: "t.9999", IDText: "2-0", Type: "progress", Data: bad})
 	lines := k.logLines(t)
-	if last := lines[len(lines)-1]; len(lines) != logBudget+1 || last["topic"] != "t.9999" || jsonText(last["suppressed"]) != "1" {
+	if last := lines[len(lines)-1]; len(lines) != DefaultLogLines+1 || last["topic"] != "t.9999" || jsonText(last["suppressed"]) != "1" {
 		t.Errorf("a minute later: %d lines, last %v; want one more, for t.9999, saying 1 was held back", len(lines), last)
 	}
 }

@@ -63,7 +63,7 @@ func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	if err != nil {
 		t.Fatalf("event schemas: %v", err)
 	}
-	check := eventschema.NewChecker(schemas, cfg.Events.Validation, reg, log)
+	check := eventschema.NewChecker(schemas, cfg.Events.Validation, cfg.Events.InvalidLogLines, reg, log)
 	hm := hub.NewMetrics(reg)
 	sec, err := NewSecurity(cfg, reg, log)
 	if err != nil {
