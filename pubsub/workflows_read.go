@@ -104,15 +104,20 @@ func (w *Workflows) State(ctx context.Context, topic string, prev *workflow.Topi
 		return nil, fmt.Errorf("read state of %s: %w", topic, err)
 	}
 	st := buildState(topic, fields, prev)
-	if err := w.fetchChanged(ctx, key, st, fields, prev); err != nil {
+	if err := w.fetchChanged(ctx, key, st, fields); err != nil {
 		return nil, fmt.Errorf("read state of %s: %w", topic, err)
 	}
+	pruneEmpty(st)
+	return st, nil
+}
+
+// pruneEmpty drops the workflows a state read found nothing of: no event, no mark, no lock.
+func pruneEmpty(st *workflow.TopicState) {
 	for id, wf := range st.Workflows {
 		if wf.EventID.IsZero() && len(wf.Marks) == 0 && wf.Lock == nil {
 			delete(st.Workflows, id)
 		}
 	}
-	return st, nil
 }
 
 func (w *Workflows) scanState(ctx context.Context, key string) (map[string]scanned, error) {
@@ -123,28 +128,33 @@ func (w *Workflows) scanState(ctx context.Context, key string) (map[string]scann
 		if err != nil {
 			return nil, err
 		}
-		if len(res) == 0 {
-			return fields, nil
-		}
-		cursor, _ = res[0].(string)
-		for i := 1; i+2 < len(res); i += 3 {
-			name, _ := res[i].(string)
-			v, _ := res[i+1].(string)
-			n, _ := res[i+2].(string)
-			f := scanned{}
-			f.size, _ = strconv.ParseInt(n, 10, 64)
-			switch {
-			case strings.HasPrefix(v, "e"):
-				f.id = v[1:]
-			case strings.HasPrefix(v, "v"):
-				f.value = v[1:]
-			}
-			fields[name] = f
-		}
-		if cursor == "0" || cursor == "" {
+		if cursor = addScanned(fields, res); cursor == "0" || cursor == "" {
 			return fields, nil
 		}
 	}
+}
+
+// addScanned adds one stateScan reply's fields to fields and returns the scan's next cursor ("" or "0": done).
+func addScanned(fields map[string]scanned, res []any) (cursor string) {
+	if len(res) == 0 {
+		return ""
+	}
+	cursor, _ = res[0].(string)
+	for i := 1; i+2 < len(res); i += 3 {
+		name, _ := res[i].(string)
+		v, _ := res[i+1].(string)
+		n, _ := res[i+2].(string)
+		f := scanned{}
+		f.size, _ = strconv.ParseInt(n, 10, 64)
+		switch {
+		case strings.HasPrefix(v, "e"):
+			f.id = v[1:]
+		case strings.HasPrefix(v, "v"):
+			f.value = v[1:]
+		}
+		fields[name] = f
+	}
+	return cursor
 }
 
 // buildState makes the state of everything but the envelopes to fetch: those unchanged since prev are taken from it.
@@ -218,8 +228,19 @@ func workflowOf(field string) (string, bool) {
 }
 
 // fetchChanged reads, reduced, the envelopes buildState could not take from prev.
-func (w *Workflows) fetchChanged(ctx context.Context, key string, st *workflow.TopicState, fields map[string]scanned,
-	prev *workflow.TopicState) error {
+func (w *Workflows) fetchChanged(ctx context.Context, key string, st *workflow.TopicState, fields map[string]scanned) error {
+	for chunk := range slices.Chunk(toFetch(st, fields), stateFetchCount) {
+		vals, err := stateFetch.Run(ctx, w.pub.rdb, []string{key}, chunk...).StringSlice()
+		if err != nil {
+			return err
+		}
+		applyEnvelopes(st, chunk, vals)
+	}
+	return nil
+}
+
+// toFetch names, sorted, the envelope fields whose id buildState could not take from the last read.
+func toFetch(st *workflow.TopicState, fields map[string]scanned) []any {
 	var want []string
 	for k, f := range fields {
 		if f.id == "" {
@@ -241,22 +262,20 @@ func (w *Workflows) fetchChanged(ctx context.Context, key string, st *workflow.T
 		}
 	}
 	slices.Sort(want)
-	for chunk := range slices.Chunk(want, stateFetchCount) {
-		args := make([]any, len(chunk))
-		for i, f := range chunk {
-			args[i] = f
-		}
-		vals, err := stateFetch.Run(ctx, w.pub.rdb, []string{key}, args...).StringSlice()
-		if err != nil {
-			return err
-		}
-		for i, v := range vals {
-			if i < len(chunk) && v != "" {
-				applyEnvelope(st, chunk[i], v)
-			}
+	out := make([]any, len(want))
+	for i, f := range want {
+		out[i] = f
+	}
+	return out
+}
+
+// applyEnvelopes takes one stateFetch reply: vals[i] is the reduced envelope of field chunk[i] ("" when gone).
+func applyEnvelopes(st *workflow.TopicState, chunk []any, vals []string) {
+	for i, v := range vals {
+		if i < len(chunk) && v != "" {
+			applyEnvelope(st, chunk[i].(string), v)
 		}
 	}
-	return nil
 }
 
 func applyEnvelope(st *workflow.TopicState, field, v string) {

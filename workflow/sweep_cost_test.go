@@ -41,14 +41,18 @@ func (s *countingSource) Cursors(_ context.Context, topics []string) ([]string, 
 	return out, nil
 }
 
-func (s *countingSource) State(_ context.Context, topic string, _ *workflow.TopicState) (*workflow.TopicState, error) {
+func (s *countingSource) States(_ context.Context, topics []string, _ []*workflow.TopicState) ([]*workflow.TopicState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.states++
-	w := s.wf
-	w.Marks = maps.Clone(s.marks)
-	return &workflow.TopicState{Topic: topic, Cursor: fmt.Sprint(s.cursor),
-		Workflows: map[string]*workflow.Workflow{w.ID: &w}}, nil
+	out := make([]*workflow.TopicState, len(topics))
+	for i, topic := range topics {
+		s.states++
+		w := s.wf
+		w.Marks = maps.Clone(s.marks)
+		out[i] = &workflow.TopicState{Topic: topic, Cursor: fmt.Sprint(s.cursor),
+			Workflows: map[string]*workflow.Workflow{w.ID: &w}}
+	}
+	return out, nil
 }
 
 func (s *countingSource) Data(context.Context, string, string) (json.RawMessage, error) {

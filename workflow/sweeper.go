@@ -32,9 +32,9 @@ type Source interface {
 	Topics(ctx context.Context, fn func(topic string)) error
 	// Cursors returns the state cursor of each topic, "" for a topic whose state is gone.
 	Cursors(ctx context.Context, topics []string) ([]string, error)
-	// State reads one topic's state a few fields at a time, without the events' data. prev is the last state read
-	// of the topic (nil for none): the envelopes it judged are not read again.
-	State(ctx context.Context, topic string, prev *TopicState) (*TopicState, error)
+	// States reads topics' states a few fields at a time, without the events' data (several topics share round
+	// trips). prevs[i] is the last state read of topics[i] (nil for none): the envelopes it judged are not read again.
+	States(ctx context.Context, topics []string, prevs []*TopicState) ([]*TopicState, error)
 	// Data returns the data of a workflow's latest progress event ("null" for none), for a notification.
 	Data(ctx context.Context, topic, workflow string) (json.RawMessage, error)
 	// Trim deletes workflows from a topic's state, except those with an event newer than their EventID; it returns
@@ -250,7 +250,7 @@ func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 	if err != nil {
 		return err
 	}
-	spent := 0
+	r := rereading{s: s}
 	for i, t := range topics {
 		old := s.topics[t]
 		switch {
@@ -258,22 +258,65 @@ func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 			delete(s.topics, t)
 			delete(s.deferred, t)
 		case old == nil || old.Cursor != cursors[i] || old.dirty():
-			if spent >= s.cfg.SweepFields {
-				if _, ok := s.deferred[t]; !ok {
-					s.cfg.Metrics.deferred.Inc()
-					s.deferred[t] = s.sweeps
-				}
-				continue
-			}
-			st, err := s.src.State(ctx, t, old)
-			if err != nil {
+			if err := r.add(ctx, t, old); err != nil {
 				return err
 			}
-			spent += max(st.Fields, 1)
-			delete(s.deferred, t)
-			s.topics[t] = st
 		}
 	}
+	return r.flush(ctx)
+}
+
+// stateBatch is how many topics' states one States call reads together.
+const stateBatch = 32
+
+// rereading reads the changed states of a sweep in batches of topics read before (their size known from that read),
+// alone for a topic never read, and defers what is past the sweep's budget of fields.
+type rereading struct {
+	s      *Sweeper
+	spent  int // fields read
+	topics []string
+	prevs  []*TopicState
+	guess  int // the batch's fields, as its last reads found them
+}
+
+func (r *rereading) add(ctx context.Context, t string, old *TopicState) error {
+	s := r.s
+	if r.spent+r.guess >= s.cfg.SweepFields {
+		if err := r.flush(ctx); err != nil {
+			return err
+		}
+	}
+	if r.spent >= s.cfg.SweepFields {
+		if _, ok := s.deferred[t]; !ok {
+			s.cfg.Metrics.deferred.Inc()
+			s.deferred[t] = s.sweeps
+		}
+		return nil
+	}
+	r.topics, r.prevs = append(r.topics, t), append(r.prevs, old)
+	if old == nil || old.Workflows == nil {
+		return r.flush(ctx) // never read (nil, or the placeholder of a rescan): its size is unknown, so read it now
+	}
+	if r.guess += max(old.Fields, 1); len(r.topics) == stateBatch {
+		return r.flush(ctx)
+	}
+	return nil
+}
+
+func (r *rereading) flush(ctx context.Context) error {
+	if len(r.topics) == 0 {
+		return nil
+	}
+	sts, err := r.s.src.States(ctx, r.topics, r.prevs)
+	if err != nil {
+		return err
+	}
+	for i, st := range sts {
+		r.spent += max(st.Fields, 1)
+		delete(r.s.deferred, r.topics[i])
+		r.s.topics[r.topics[i]] = st
+	}
+	r.topics, r.prevs, r.guess = r.topics[:0], r.prevs[:0], 0
 	return nil
 }
 
