@@ -191,8 +191,13 @@ func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, err
 	if err != nil {
 		return nil, err
 	}
+	return cmdstatCalls(text), nil
+}
+
+// cmdstatCalls reads the calls of each command from the text of INFO commandstats.
+func cmdstatCalls(info string) map[string]int64 {
 	calls := map[string]int64{}
-	for line := range strings.Lines(text) {
+	for line := range strings.Lines(info) {
 		rest, ok := strings.CutPrefix(line, "cmdstat_")
 		if !ok {
 			continue
@@ -202,7 +207,7 @@ func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, err
 		v, _ := strconv.ParseInt(n, 10, 64)
 		calls[name] = v
 	}
-	return calls, nil
+	return calls
 }
 
 // hubsCPU is the hubs' process_cpu_seconds_total together.

@@ -21,18 +21,12 @@ func TestTopicsScenario(t *testing.T) {
 		t.Skip("builds the hub and runs it under load")
 	}
 	bin := hubBinary(t, "redis-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	const tick = 200 * time.Millisecond
 	args := []string{"--scenario", "topics", "--hub-bin", bin, "--json", "--conns", "600", "--topics", "300",
 		"--rate", "600", "--duration", "3s", "--hold", "3s", "--settle", "1s", "--churn", "50", "--drain", "20s",
 		"--hub-env", "HUB_REDIS_TAIL_CHECK=" + tick.String()}
-	var out, errb bytes.Buffer
-	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
 	var res Result
-	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Topics == nil || res.Topics.Idle == nil {
-		t.Fatalf("hub bench %q = %v; output %q, stderr %q", args, err, out.String(), errb.String())
-	}
+	_, err := runJSON(t, 2*time.Minute, args, &res, func() bool { return res.Topics != nil && res.Topics.Idle != nil })
 	tr := res.Topics
 	t.Logf("deliveries %d (%.0f/s), %v; %.1f µs hub CPU per delivery; idle live-feed commands %.2f/s; churn %+v",
 		res.Deliveries, res.DeliveriesPS, res.Latency, tr.CPUPerDeliveryUs, tr.Idle.SubscriberPS, tr.Churn)
