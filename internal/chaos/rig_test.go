@@ -260,6 +260,22 @@ func metric(t *testing.T, h *Hub, series string) float64 {
 	return m[series]
 }
 
+// delivered reads the streams of topics, waits until every client of f has their newest events, and checks that
+// each got every one once, in order, and no reset: noReset says why none is due. It returns the streams and the tally.
+func (r *scenario) delivered(f *Fleet, topics []string, noReset string) (map[string][]hub.ID, Tally) {
+	t := r.t
+	t.Helper()
+	truth := r.truths(topics)
+	if _, err := f.WaitCaughtUp(newestOf(truth), 20*time.Second); err != nil {
+		t.Errorf("clients did not catch up: %v", err)
+	}
+	tally := verify(t, f, truth)
+	if tally.Resets != 0 {
+		t.Errorf("%d resets: %s, so none is due", tally.Resets, noReset)
+	}
+	return truth, tally
+}
+
 // verify checks a fleet against the streams, fails the test on any loss, duplicate, reorder or unknown id, and
 // returns the tally.
 func verify(t *testing.T, f *Fleet, truth map[string][]hub.ID) Tally {
