@@ -1,6 +1,9 @@
 package notify
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
 
 // Delivery outcomes, the label values of hub_notify_deliveries_total.
 const (
@@ -27,24 +30,25 @@ type Metrics struct {
 
 // NewMetrics creates the dispatcher's metrics and registers them with reg when it is not nil.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
 	m := &Metrics{
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+		deliveries: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_notify_deliveries_total",
 			Help: "Webhook delivery tries by outcome: delivered, retried (failed, tried again later), refused (4xx, not retried), dead (given up).",
 		}, []string{"outcome"}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+		pending: f.NewGauge(prometheus.GaugeOpts{
 			Name: "hub_notify_pending",
 			Help: "Webhook deliveries queued or waiting for a retry, across the replicas (refreshed every 5 s).",
 		}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_notify_dropped_total",
 			Help: "Webhook deliveries dropped at notify.max_pending, by reason: outbox_full (not queued), retry_full (failed, dead-lettered without retry).",
 		}, []string{"reason"}),
-		coalesced: prometheus.NewCounter(prometheus.CounterOpts{
+		coalesced: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_notify_coalesced_total",
 			Help: "Webhook deliveries folded into one still waiting for the same webhook, kind and topic.",
 		}),
-		truncated: prometheus.NewCounter(prometheus.CounterOpts{
+		truncated: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_notify_data_truncated_total",
 			Help: "Notifications whose workflow data was cut to notify.max_data_bytes.",
 		}),
@@ -54,9 +58,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	for _, o := range []string{outcomeDelivered, outcomeRetried, outcomeRefused, outcomeDead} {
 		m.deliveries.WithLabelValues(o)
-	}
-	if reg != nil {
-		reg.MustRegister(m.deliveries, m.pending, m.dropped, m.coalesced, m.truncated)
 	}
 	return m
 }

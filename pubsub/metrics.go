@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -20,31 +21,29 @@ type subscriberMetrics struct {
 }
 
 func newSubscriberMetrics(reg prometheus.Registerer) *subscriberMetrics {
+	f := promauto.With(reg)
 	m := &subscriberMetrics{
-		up: prometheus.NewGauge(prometheus.GaugeOpts{
+		up: f.NewGauge(prometheus.GaugeOpts{
 			Name: "hub_redis_pubsub_up", Help: "1 while the Redis pub/sub connection answers.",
 		}),
-		followed: prometheus.NewGauge(prometheus.GaugeOpts{
+		followed: f.NewGauge(prometheus.GaugeOpts{
 			Name: "hub_redis_followed_topics", Help: "Topics whose live channel this hub is subscribed to.",
 		}),
-		receiveErrors: prometheus.NewCounter(prometheus.CounterOpts{
+		receiveErrors: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_receive_errors_total", Help: "Errors reading the pub/sub connection (each one is followed by a reconnect).",
 		}),
-		overflows: prometheus.NewCounter(prometheus.CounterOpts{
+		overflows: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_queue_overflows_total", Help: "Live messages dropped from a full processing queue; each is read back from the stream.",
 		}),
-		resubscriptions: prometheus.NewCounter(prometheus.CounterOpts{
+		resubscriptions: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_resubscriptions_total", Help: "Topic subscriptions confirmed again on a new pub/sub connection.",
 		}),
-		gaps: prometheus.NewCounter(prometheus.CounterOpts{
+		gaps: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_gaps_total", Help: "Gaps noticed: an envelope whose prev was not the last id delivered, or a stream end beyond it.",
 		}),
-		repairs: prometheus.NewCounter(prometheus.CounterOpts{
+		repairs: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_gap_repairs_total", Help: "Repairs that read missed events back from a stream and delivered them.",
 		}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.up, m.followed, m.receiveErrors, m.overflows, m.resubscriptions, m.gaps, m.repairs)
 	}
 	return m
 }
@@ -71,18 +70,19 @@ type PublishMetrics struct {
 
 // NewPublishMetrics registers the publish metrics with reg; a nil reg keeps them unregistered.
 func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
+	f := promauto.With(reg)
 	m := &PublishMetrics{
-		total: prometheus.NewCounterVec(prometheus.CounterOpts{
+		total: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_publish_total", Help: "Publishes through the script, by outcome (ok, duplicate: an idempotency key seen before, conflict: a key seen before with other content, invalid, too_large, failed).",
 		}, []string{"outcome"}),
-		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
+		retried: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_publish_retried_total", Help: "Publishes with an idempotency key that needed at least one retry, by outcome (ok, duplicate, failed).",
 		}, []string{"outcome"}),
-		waited: prometheus.NewHistogram(prometheus.HistogramOpts{
+		waited: f.NewHistogram(prometheus.HistogramOpts{
 			Name: "hub_publish_retry_seconds", Help: "How long a retried publish took from its first attempt to its answer.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2, 3, 5, 10},
 		}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		duration: f.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "hub_publish_duration_seconds",
 			Help:    "Time the publish script takes, from the call to Redis' answer (retries included), by outcome (ok, error).",
 			Buckets: prometheus.ExponentialBuckets(0.00025, 2, 14), // 250µs .. ~2s
@@ -96,9 +96,6 @@ func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
 	for _, o := range []string{outcomeOK, outcomeDuplicate, outcomeFailed} {
 		m.retried.WithLabelValues(o)
 	}
-	if reg != nil {
-		reg.MustRegister(m.total, m.retried, m.waited, m.duration)
-	}
 	return m
 }
 
@@ -107,15 +104,13 @@ func NewPublishMetrics(reg prometheus.Registerer) *PublishMetrics {
 type dropMetrics struct{ dropped *prometheus.CounterVec }
 
 func newDropMetrics(reg prometheus.Registerer) dropMetrics {
-	m := dropMetrics{dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+	f := promauto.With(reg)
+	m := dropMetrics{dropped: f.NewCounterVec(prometheus.CounterOpts{
 		Name: "hub_events_dropped_total",
 		Help: "Events refused before reaching any client, by reason (bad_envelope, bad_type, invalid_json, too_large, bad_entry, reserved_type).",
 	}, []string{"reason"})}
 	for _, r := range dropReasons {
 		m.dropped.WithLabelValues(r)
-	}
-	if reg != nil {
-		reg.MustRegister(m.dropped)
 	}
 	return m
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/semaphore"
 
@@ -31,19 +32,17 @@ type pager struct {
 }
 
 func newPager(maxBytes, maxEvent, reads int, reg prometheus.Registerer) *pager {
+	f := promauto.With(reg)
 	p := &pager{
 		maxBytes: maxBytes, maxEvent: maxEvent, slots: semaphore.NewWeighted(int64(reads)),
-		waited: prometheus.NewCounter(prometheus.CounterOpts{
+		waited: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_reads_waited_total",
 			Help: "History reads that waited for a free slot: limits.max_store_reads were running already.",
 		}),
-		cut: prometheus.NewCounter(prometheus.CounterOpts{
+		cut: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_redis_pages_cut_total",
 			Help: "History pages ended by limits.max_page_bytes before they held the events asked for; the reader continues from there.",
 		}),
-	}
-	if reg != nil {
-		reg.MustRegister(p.waited, p.cut)
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/syncverse/hub/hub"
 )
@@ -28,39 +29,40 @@ var gaugeStatuses = []string{StatusQueued, StatusRunning, Stalled, StatusSucceed
 // NewMetrics creates the sweeper's metrics and registers them with reg when it is not nil. topicPatterns is
 // workflows.metric_topics.
 func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
+	f := promauto.With(reg)
 	labels := []string{"status"}
 	if len(topicPatterns) > 0 {
 		labels = append(labels, "topic")
 	}
 	m := &Metrics{
 		topics: topicPatterns,
-		workflows: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		workflows: f.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "hub_workflows",
 			Help: "Workflows the hub knows of, by status (stalled: running or queued and silent past stall_after).",
 		}, labels),
-		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+		verdicts: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_workflow_verdicts_total",
 			Help: "Verdicts this hub published, by verdict (each occurrence is published by one replica).",
 		}, []string{"verdict"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		duration: f.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "hub_workflow_duration_seconds",
 			Help:    "Time from a workflow's first to its final event, by final status (observed by the replica that recorded the end).",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
 		}, []string{"status"}),
-		sweep: prometheus.NewHistogram(prometheus.HistogramOpts{
+		sweep: f.NewHistogram(prometheus.HistogramOpts{
 			Name:    "hub_workflow_sweep_duration_seconds",
 			Help:    "Time one sweep of the workflows' health took.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 		}),
-		trimmed: prometheus.NewCounterVec(prometheus.CounterOpts{
+		trimmed: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "hub_workflow_state_trimmed_total",
 			Help: "Workflows deleted from the state by this replica because a ceiling was passed, by reason (topic_workflows, topic_bytes, workflows).",
 		}, []string{"reason"}),
-		stateBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+		stateBytes: f.NewGauge(prometheus.GaugeOpts{
 			Name: "hub_workflow_state_bytes",
 			Help: "Size in Redis of the workflow state of every topic, as this replica last read it.",
 		}),
-		deferred: prometheus.NewCounter(prometheus.CounterOpts{
+		deferred: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_workflow_sweep_deferred_total",
 			Help: "Topics whose changed state a sweep left to the next one, its budget of fields spent.",
 		}),
@@ -78,9 +80,6 @@ func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
 		for _, s := range gaugeStatuses {
 			m.workflows.WithLabelValues(s)
 		}
-	}
-	if reg != nil {
-		reg.MustRegister(m.workflows, m.verdicts, m.duration, m.sweep, m.trimmed, m.stateBytes, m.deferred)
 	}
 	return m
 }

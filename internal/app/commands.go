@@ -296,24 +296,10 @@ func healthcheckCommand(ctx context.Context, c cli.Env, fs *flag.FlagSet, args [
 	return nil
 }
 
-// patterns is a repeatable flag; each use may also hold a comma-separated list.
-type patterns []string
-
-func (p *patterns) String() string { return strings.Join(*p, ",") }
-
-func (p *patterns) Set(v string) error {
-	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*p = append(*p, s)
-		}
-	}
-	return nil
-}
-
 // tokenCommand is `hub token`: it prints a token signed with the configured HS256 secret, for operators who hand
 // tokens to consoles and agents. Tokens for RS256/ES256/EdDSA come from whoever holds the private key.
 func tokenCommand(_ context.Context, c cli.Env, fs *flag.FlagSet, args []string) error {
-	var sub, pub patterns
+	var sub, pub cli.List
 	fs.Var(&sub, "subscribe", "topic or prefix `pattern` (project.*) the holder may read; repeatable")
 	fs.Var(&pub, "publish", "topic or prefix `pattern` the holder may publish to; repeatable")
 	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")

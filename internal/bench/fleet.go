@@ -263,7 +263,7 @@ func (r *fleetRun) status() loaderStatus {
 func (r *fleetRun) loaderTrouble(err error) error {
 	var msgs []string
 	for _, l := range r.loaders {
-		if s := l.errOut.String(); s != "" {
+		if s := l.stderr(); s != "" {
 			msgs = append(msgs, s)
 		}
 	}

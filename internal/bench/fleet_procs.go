@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/syncverse/hub/internal/chaos"
 )
 
 // loaderProc is one load-generator child as the parent sees it. Its reader goroutine is owned by stop, which
@@ -18,7 +20,7 @@ import (
 type loaderProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	errOut *tailWriter
+	errOut *chaos.TailBuffer
 
 	mu     sync.Mutex
 	status loaderStatus
@@ -31,7 +33,7 @@ type loaderProc struct {
 func startLoader(bin string, spec loaderSpec) (*loaderProc, error) {
 	cmd := exec.Command(bin, "--scenario", fleetLoader)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &loaderProc{cmd: cmd, errOut: &tailWriter{max: 16 << 10}, result: make(chan loaderResult, 1), ended: make(chan struct{})}
+	p := &loaderProc{cmd: cmd, errOut: &chaos.TailBuffer{Max: 16 << 10}, result: make(chan loaderResult, 1), ended: make(chan struct{})}
 	cmd.Stderr = p.errOut
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -87,13 +89,13 @@ func (p *loaderProc) latest() loaderStatus {
 // check sends the truth and waits for the verdict, at most within.
 func (p *loaderProc) check(truth []byte, within time.Duration) (loaderResult, error) {
 	if _, err := p.stdin.Write(append(append([]byte("check "), truth...), '\n')); err != nil {
-		return loaderResult{}, fmt.Errorf("load generator %d: send the truth: %w (%s)", p.cmd.Process.Pid, err, p.errOut)
+		return loaderResult{}, fmt.Errorf("load generator %d: send the truth: %w (%s)", p.cmd.Process.Pid, err, p.stderr())
 	}
 	select {
 	case res := <-p.result:
 		return res, nil
 	case <-p.ended:
-		return loaderResult{}, fmt.Errorf("load generator %d ended without a result: %s", p.cmd.Process.Pid, p.errOut)
+		return loaderResult{}, fmt.Errorf("load generator %d ended without a result: %s", p.cmd.Process.Pid, p.stderr())
 	case <-time.After(within):
 		return loaderResult{}, fmt.Errorf("load generator %d: no result within %v", p.cmd.Process.Pid, within)
 	}
@@ -114,25 +116,5 @@ func (p *loaderProc) stop() {
 	})
 }
 
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	mu  sync.Mutex
-	b   []byte
-	max int
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max/2:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.b))
-}
+// stderr is the end of what the load generator wrote to its stderr.
+func (p *loaderProc) stderr() string { return strings.TrimSpace(p.errOut.String()) }

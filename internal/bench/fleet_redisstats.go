@@ -64,20 +64,10 @@ func sampleNode(ctx context.Context, n *redisNode) (nodeSample, bool) {
 	if err != nil {
 		return nodeSample{}, false
 	}
-	s := nodeSample{runID: infoField(text, "run_id"), role: infoField(text, "role"), calls: map[string]int64{}}
+	s := nodeSample{runID: infoField(text, "run_id"), role: infoField(text, "role"), calls: cmdstatCalls(text)}
 	sys, _ := strconv.ParseFloat(infoField(text, "used_cpu_sys"), 64)
 	user, _ := strconv.ParseFloat(infoField(text, "used_cpu_user"), 64)
 	s.cpu = sys + user
-	for line := range strings.Lines(text) {
-		rest, ok := strings.CutPrefix(line, "cmdstat_")
-		if !ok {
-			continue
-		}
-		name, stats, _ := strings.Cut(rest, ":")
-		calls, _, _ := strings.Cut(strings.TrimPrefix(stats, "calls="), ",")
-		v, _ := strconv.ParseInt(calls, 10, 64)
-		s.calls[name] = v
-	}
 	return s, true
 }
 

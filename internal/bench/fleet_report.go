@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 )
 
 // FleetResult is the fleet scenario's figures.
@@ -100,12 +98,9 @@ func (c FleetCheck) ok() bool {
 
 func (r *FleetResult) print(w io.Writer, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return writeJSON(w, r)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	tw, row := table(w)
 	pubsub := "pub/sub"
 	if r.Sharded {
 		pubsub = "sharded pub/sub"

@@ -3,10 +3,6 @@
 package bench
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"flag"
 	"testing"
 	"time"
 )
@@ -18,17 +14,11 @@ import (
 // have happened, and every stream must have been open.
 func TestFleetChaos(t *testing.T) {
 	bin := hubBinary(t, "redis-server", "redis-cli")
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
-	defer cancel()
 	args := []string{"--scenario", "fleet", "--hub-bin", bin, "--bench-bin", benchBinary(t), "--hubs", "3", "--loaders", "2", "--conns", "3000",
 		"--topics", "100", "--rate", "200", "--duration", "20s", "--drain", "20s", "--hold", "3s", "--chaos", "--json"}
-	var out, errb bytes.Buffer
-	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
 	var res FleetResult
-	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
-		t.Fatalf("hub bench %v = %v; output %q (%v), stderr %q", args, err, out.String(), jerr, errb.String())
-	}
-	t.Logf("%s", out.String())
+	out, err := runJSON(t, 80*time.Second, args, &res, func() bool { return true })
+	t.Logf("%s", out)
 	if err != nil || !res.Check.ok() {
 		t.Errorf("hub bench --scenario fleet --chaos = %v; check %+v, want every event once and in order at every client", err, res.Check)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/delay"
 )
 
@@ -199,7 +200,7 @@ type floorProc struct {
 func startFloor(bin, redisURL, prefix string) (*floorProc, string, error) {
 	cmd := exec.Command(bin, "--scenario", floorScenario, "--redis-url", redisURL, "--prefix", prefix)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	errOut := &tailWriter{max: 16 << 10}
+	errOut := &chaos.TailBuffer{Max: 16 << 10}
 	cmd.Stderr = errOut
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -224,7 +225,7 @@ func startFloor(bin, redisURL, prefix string) (*floorProc, string, error) {
 	case u := <-urls:
 		return p, u, nil
 	case <-p.done:
-		return nil, "", fmt.Errorf("the floor ended before it listened: %s", errOut.String())
+		return nil, "", fmt.Errorf("the floor ended before it listened: %s", strings.TrimSpace(errOut.String()))
 	case <-time.After(10 * time.Second):
 		p.stop()
 		return nil, "", errors.New("the floor did not listen within 10s")

@@ -90,11 +90,16 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: s.RedisAddr})
 	defer rdb.Close()
-	calls0, err := commandCalls(ctx, rdb)
-	if err != nil {
-		return nil, err
+	// sample reads Redis's command counts and the hubs' CPU time, before and after the window.
+	sample := func() (map[string]int64, float64, error) {
+		calls, err := commandCalls(ctx, rdb)
+		if err != nil {
+			return nil, 0, err
+		}
+		cpu, err := hubsCPU(ctx, hubs)
+		return calls, cpu, err
 	}
-	cpu0, err := hubsCPU(ctx, hubs)
+	calls0, cpu0, err := sample()
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +107,7 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 	if !delay.Sleep(ctx, s.Window) {
 		return nil, ctx.Err()
 	}
-	calls1, err := commandCalls(ctx, rdb)
-	if err != nil {
-		return nil, err
-	}
-	cpu1, err := hubsCPU(ctx, hubs)
+	calls1, cpu1, err := sample()
 	if err != nil {
 		return nil, err
 	}
@@ -191,8 +192,13 @@ func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, err
 	if err != nil {
 		return nil, err
 	}
+	return cmdstatCalls(text), nil
+}
+
+// cmdstatCalls reads the calls of each command from the text of INFO commandstats.
+func cmdstatCalls(info string) map[string]int64 {
 	calls := map[string]int64{}
-	for line := range strings.Lines(text) {
+	for line := range strings.Lines(info) {
 		rest, ok := strings.CutPrefix(line, "cmdstat_")
 		if !ok {
 			continue
@@ -202,7 +208,7 @@ func commandCalls(ctx context.Context, rdb *redis.Client) (map[string]int64, err
 		v, _ := strconv.ParseInt(n, 10, 64)
 		calls[name] = v
 	}
-	return calls, nil
+	return calls
 }
 
 // hubsCPU is the hubs' process_cpu_seconds_total together.

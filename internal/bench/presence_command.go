@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -136,12 +135,12 @@ func presenceCommand(ctx context.Context, o *options, stdout io.Writer) error {
 	if o.asJSON {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tpresence: %d streams on %d topics over %d hubs, %v idle windows, medians of %d pairs\n",
+	tw, row := table(stdout)
+	row("scenario", "presence: %d streams on %d topics over %d hubs, %v idle windows, medians of %d pairs",
 		rep.Streams, rep.Topics, rep.Hubs, rep.Window, o.repeat)
-	fmt.Fprintf(tw, "presence commands\t%.2f/s (off: %.2f/s)\n", rep.On.PresenceCommands, rep.Off.PresenceCommands)
-	fmt.Fprintf(tw, "all Redis commands\ton %.2f/s, off %.2f/s\n", rep.On.AllCommands, rep.Off.AllCommands)
-	fmt.Fprintf(tw, "hub CPU\ton %.2f %%, off %.2f %% of a core (%+.1f %%)\n", rep.On.HubCPUPercent,
+	row("presence commands", "%.2f/s (off: %.2f/s)", rep.On.PresenceCommands, rep.Off.PresenceCommands)
+	row("all Redis commands", "on %.2f/s, off %.2f/s", rep.On.AllCommands, rep.Off.AllCommands)
+	row("hub CPU", "on %.2f %%, off %.2f %% of a core (%+.1f %%)", rep.On.HubCPUPercent,
 		rep.Off.HubCPUPercent, 100*rep.CPUIncrease())
 	return tw.Flush()
 }

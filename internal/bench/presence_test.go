@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -89,17 +88,11 @@ func TestPresenceScenarioPrintsBothSides(t *testing.T) {
 		t.Skip("runs hub processes")
 	}
 	bin := hubBinary(t, "redis-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var out, errb bytes.Buffer
 	args := []string{"--scenario", "presence", "--hub-bin", bin, "--conns", "12", "--topics", "3", "--hold", "3s",
 		"--repeat", "1", "--hub-env", "HUB_PRESENCE_INTERVAL=1s", "--json"}
-	if err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false); err != nil {
-		t.Fatalf("%v\n%s", err, errb.String())
-	}
 	var rep PresenceReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
+	if _, err := runJSON(t, 2*time.Minute, args, &rep, func() bool { return true }); err != nil {
+		t.Fatalf("hub bench %q: %v", args, err)
 	}
 	if len(rep.Runs) != 2 || rep.Runs[0].Presence || !rep.Runs[1].Presence || rep.Hubs != 2 {
 		t.Fatalf("runs %+v, want off then on over 2 hubs", rep)
@@ -109,7 +102,7 @@ func TestPresenceScenarioPrintsBothSides(t *testing.T) {
 			rep.Off, rep.On, rep.Runs[1].Entries)
 	}
 	var bad bytes.Buffer
-	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--scenario", "presence"}, &bad, &bad, false)
+	err := command(t.Context(), flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--scenario", "presence"}, &bad, &bad, false)
 	if err == nil || !strings.Contains(err.Error(), "--hub-bin") {
 		t.Fatalf("without --hub-bin: %v, want an error naming --hub-bin", err)
 	}

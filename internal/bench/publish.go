@@ -111,18 +111,24 @@ func payload(pub, seq int, sentNs int64, size int) []byte {
 	return append(b, `"}`...)
 }
 
-func (p *publishing) published() int {
+func (p *publishing) published() int { return countTrue(p.ok) }
+
+func (p *publishing) err() error { return firstErr(p.errs) }
+
+// countTrue is how many of ok are true.
+func countTrue(ok []bool) int {
 	n := 0
-	for _, ok := range p.ok {
-		if ok {
+	for _, o := range ok {
+		if o {
 			n++
 		}
 	}
 	return n
 }
 
-func (p *publishing) err() error {
-	for _, err := range p.errs {
+// firstErr is the first error of errs that is not nil, or nil.
+func firstErr(errs []error) error {
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}

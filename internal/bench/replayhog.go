@@ -17,14 +17,9 @@ import (
 // and checks that the reader got every event.
 func replayHog(ctx context.Context, b *benchRun) (*Result, error) {
 	o := b.o
-	anchor, err := b.anchor(ctx, o.topic)
+	anchor, p, err := b.prefill(ctx, o.topic, o.replay)
 	if err != nil {
 		return nil, err
-	}
-	p := b.publishing(o.topic, o.replay, 0)
-	p.run(ctx)
-	if err := p.err(); err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
 	}
 	key := pubsub.Keys{Prefix: o.prefix}.Stream(o.topic)
 	if n, err := b.rdb.XLen(ctx, key).Result(); err != nil || n != int64(p.published())+1 {

@@ -1,10 +1,6 @@
 package bench
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"flag"
 	"testing"
 	"time"
 )
@@ -17,14 +13,9 @@ func TestReplayHogBoundsMemory(t *testing.T) {
 		t.Skip("builds the hub and moves 60 MB through it")
 	}
 	bin := hubBinary(t, "redis-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var out, errb bytes.Buffer
-	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--scenario", "replay-hog", "--hub-bin", bin, "--json"}, &out, &errb, false)
 	var res Result
-	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Proc == nil {
-		t.Fatalf("hub bench --scenario replay-hog = %v; output %q, stderr %q", err, out.String(), errb.String())
-	}
+	_, err := runJSON(t, 2*time.Minute, []string{"--scenario", "replay-hog", "--hub-bin", bin, "--json"}, &res,
+		func() bool { return res.Proc != nil })
 	growth := res.Proc.RSSAfterMiB - res.Proc.RSSBeforeMiB
 	t.Logf("hub RSS %.1f MiB before, %.1f MiB at its peak (+%.1f MiB); reader: %+v",
 		res.Proc.RSSBeforeMiB, res.Proc.RSSAfterMiB, growth, res.Check)

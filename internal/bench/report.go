@@ -164,16 +164,26 @@ type Result struct {
 	Check  Check         `json:"check"`
 }
 
-func (r *Result) print(w io.Writer, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
-	}
+// writeJSON writes v as indented JSON, the form of --json.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// table starts a two-column table on w: row writes a name and its formatted value; flush the writer at the end.
+func table(w io.Writer) (*tabwriter.Writer, func(k, format string, args ...any)) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k string, format string, args ...any) {
+	return tw, func(k, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
 	}
+}
+
+func (r *Result) print(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, r)
+	}
+	tw, row := table(w)
 	row("scenario", "%s", r.Scenario)
 	if r.Target == "floor" {
 		row("target", "the floor: a minimal Redis-to-SSE server (no history, replay, heartbeats or checks); the rows named hub are its figures")

@@ -88,14 +88,9 @@ func replay(ctx context.Context, b *benchRun) (*Result, error) {
 	var firsts, lasts []time.Duration
 	for r := range o.repeat {
 		topic := fmt.Sprintf("%s.%d", o.topic, r)
-		anchor, err := b.anchor(ctx, topic)
+		anchor, p, err := b.prefill(ctx, topic, o.replay)
 		if err != nil {
 			return nil, err
-		}
-		p := b.publishing(topic, o.replay, 0)
-		p.run(ctx)
-		if err := p.err(); err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
 		}
 		var watcher *fleet
 		if !o.cold { // a console watching the topic keeps it followed, as on any busy hub
@@ -130,14 +125,9 @@ func replay(ctx context.Context, b *benchRun) (*Result, error) {
 // storm: N clients reconnect at once, each having missed the same K events; time until every one has them all.
 func storm(ctx context.Context, b *benchRun) (*Result, error) {
 	o := b.o
-	anchor, err := b.anchor(ctx, o.topic)
+	anchor, p, err := b.prefill(ctx, o.topic, o.replay)
 	if err != nil {
 		return nil, err
-	}
-	p := b.publishing(o.topic, o.replay, 0)
-	p.run(ctx)
-	if err := p.err(); err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
 	}
 	l := b.load(o.topic, anchor, p.pubs, p.perPub, p.published())
 	res := &Result{Scenario: "storm", Conns: o.conns, Replayed: p.published(), PayloadSize: o.payload}
@@ -148,16 +138,8 @@ func storm(ctx context.Context, b *benchRun) (*Result, error) {
 		wait(&l.done, o.drain+time.Duration(o.conns)*time.Millisecond)
 	})
 	defer f.stop()
-	var h histogram
-	var last time.Time
-	for _, c := range f.clients {
-		if c != nil && !c.last.IsZero() {
-			h.add(int64(c.last.Sub(c.start)))
-			last = maxTime(last, c.last)
-		}
-	}
-	s := h.summary()
-	res.EachDone, res.AllDone = &s, ms(last.Sub(began))
+	allDone, eachDone := f.spread(began, func(c *client) time.Time { return c.last })
+	res.EachDone, res.AllDone = eachDone, allDone
 	res.ConnectAll, res.ConnectEach = f.connectTimes(began)
 	res.Check = f.check(p.ok)
 	return res, nil

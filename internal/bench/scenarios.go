@@ -99,13 +99,20 @@ func (f *fleet) firstError() error {
 
 // connectTimes returns how long the fleet took to open and each client's time to open.
 func (f *fleet) connectTimes(began time.Time) (Millis, *Latency) {
+	return f.spread(began, func(c *client) time.Time { return c.opened })
+}
+
+// spread returns how long after began the last client reached the moment at gives, and each client's time from its
+// start to that moment; clients that never reached it are left out.
+func (f *fleet) spread(began time.Time, at func(*client) time.Time) (Millis, *Latency) {
 	var h histogram
 	var last time.Time
 	for _, c := range f.clients {
-		if c != nil && !c.opened.IsZero() {
-			h.add(int64(c.opened.Sub(c.start)))
-			last = maxTime(last, c.opened)
+		if c == nil || at(c).IsZero() {
+			continue
 		}
+		h.add(int64(at(c).Sub(c.start)))
+		last = maxTime(last, at(c))
 	}
 	s := h.summary()
 	return ms(last.Sub(began)), &s
@@ -187,6 +194,20 @@ func (b *benchRun) measureCPU(res *Result, fn func()) {
 	res.Proc.CPUPercent, res.Proc.BenchCPU = cpuPercent(h0, h1), cpuPercent(s0, s1)
 	res.Proc.Writes = h1.writes - h0.writes
 	res.Proc.CPUSeconds = float64(h1.ticks-h0.ticks) / 100
+}
+
+// prefill publishes the anchor event of topic and then n events, all before any client connects.
+func (b *benchRun) prefill(ctx context.Context, topic string, n int) (string, *publishing, error) {
+	anchor, err := b.anchor(ctx, topic)
+	if err != nil {
+		return "", nil, err
+	}
+	p := b.publishing(topic, n, 0)
+	p.run(ctx)
+	if err := p.err(); err != nil {
+		return "", nil, fmt.Errorf("publish: %w", err)
+	}
+	return anchor, p, nil
 }
 
 func (b *benchRun) publishing(topic string, events int, rate float64) *publishing {

@@ -53,23 +53,12 @@ func (p *topicsPublishing) one(ctx context.Context, j, pubs int) error {
 func (p *topicsPublishing) published() int {
 	n := 0
 	for _, t := range p.ok {
-		for _, ok := range t {
-			if ok {
-				n++
-			}
-		}
+		n += countTrue(t)
 	}
 	return n
 }
 
-func (p *topicsPublishing) err() error {
-	for _, err := range p.errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (p *topicsPublishing) err() error { return firstErr(p.errs) }
 
 // progressPayload is payload as a valid progress event (docs/schemas/progress.json: a workflow, other fields allowed),
 // what a console's topic carries: the hub checks it on receipt and the workflow sweeper follows it.

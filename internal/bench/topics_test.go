@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -21,18 +20,12 @@ func TestTopicsScenario(t *testing.T) {
 		t.Skip("builds the hub and runs it under load")
 	}
 	bin := hubBinary(t, "redis-server")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	const tick = 200 * time.Millisecond
 	args := []string{"--scenario", "topics", "--hub-bin", bin, "--json", "--conns", "600", "--topics", "300",
 		"--rate", "600", "--duration", "3s", "--hold", "3s", "--settle", "1s", "--churn", "50", "--drain", "20s",
 		"--hub-env", "HUB_REDIS_TAIL_CHECK=" + tick.String()}
-	var out, errb bytes.Buffer
-	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
 	var res Result
-	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Topics == nil || res.Topics.Idle == nil {
-		t.Fatalf("hub bench %q = %v; output %q, stderr %q", args, err, out.String(), errb.String())
-	}
+	_, err := runJSON(t, 2*time.Minute, args, &res, func() bool { return res.Topics != nil && res.Topics.Idle != nil })
 	tr := res.Topics
 	t.Logf("deliveries %d (%.0f/s), %v; %.1f µs hub CPU per delivery; idle live-feed commands %.2f/s; churn %+v",
 		res.Deliveries, res.DeliveriesPS, res.Latency, tr.CPUPerDeliveryUs, tr.Idle.SubscriberPS, tr.Churn)
@@ -59,17 +52,11 @@ func TestTopicsScenarioOnTheFloor(t *testing.T) {
 	}
 	hubBinary(t, "redis-server") // skips without redis-server
 	bench := benchBinary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	args := []string{"--scenario", "topics", "--target", "floor", "--bench-bin", bench, "--json", "--conns", "400",
 		"--topics", "200", "--rate", "400", "--duration", "2s", "--hold", "2s", "--settle", "500ms", "--churn", "0",
 		"--drain", "20s"}
-	var out, errb bytes.Buffer
-	err := command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), args, &out, &errb, false)
 	var res Result
-	if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil || res.Topics == nil {
-		t.Fatalf("hub bench %q = %v; output %q, stderr %q", args, err, out.String(), errb.String())
-	}
+	_, err := runJSON(t, 2*time.Minute, args, &res, func() bool { return res.Topics != nil })
 	if err != nil || !res.Check.ok() || res.Deliveries != 400*res.Topics.EventsPerTopic || res.Target != "floor" {
 		t.Fatalf("on the floor: %v, target %q, check %+v, deliveries %d; want the floor, every event once and in order at every client",
 			err, res.Target, res.Check, res.Deliveries)
@@ -78,7 +65,7 @@ func TestTopicsScenarioOnTheFloor(t *testing.T) {
 		t.Errorf("floor CPU per delivery = %v, want the floor process's CPU measured", res.Topics.CPUPerDeliveryUs)
 	}
 	var bad bytes.Buffer
-	err = command(ctx, flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--target", "floor"}, &bad, &bad, false)
+	err = command(t.Context(), flag.NewFlagSet("hub bench", flag.ContinueOnError), []string{"--target", "floor"}, &bad, &bad, false)
 	if err == nil {
 		t.Errorf("--target floor with the fanout scenario: no error, want a usage error")
 	}

@@ -144,10 +144,7 @@ func TestChaos07HistoryTrimmed(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	h := r.startHub(r.redis.Addr, "HUB_HISTORY_MAX_LEN=100")
 	topics := []string{"s7"}
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	tr, ctx := clientsFor(t, 2*time.Minute)
 	stayed := NewFleet(5, func(int) ClientConfig {
 		return ClientConfig{URLs: []string{h.URL}, Topics: topics, LastEventID: "0-0", Transport: tr}
 	})

@@ -27,16 +27,12 @@ import (
 // order, to a client on each hub; the hubs are ready again after each fault and their metrics count the retries.
 
 func TestChaos11PublishThroughClusterFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos scenarios run real processes; skipped with -short")
-	}
+	skipShort(t)
 	runClusterFaults(t, "s11", true)
 }
 
 func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos scenarios run real processes; skipped with -short")
-	}
+	skipShort(t)
 	s := redistest.StartSentinel(t, time.Second)
 	r := newFailoverRig(t, s.URL())
 	topics := topicNames("s12", 6)

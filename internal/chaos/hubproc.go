@@ -26,7 +26,7 @@ type Hub struct {
 	Addr string
 
 	cmd       *exec.Cmd
-	logs      *tailBuffer
+	logs      *TailBuffer
 	exited    chan struct{}
 	err       error       // what Wait returned; read after exited is closed
 	signalled atomic.Bool // Kill or Term was called: an exit after it is expected
@@ -43,7 +43,7 @@ func StartHub(bin, listen string, env []string, within time.Duration) (*Hub, err
 	}
 	cmd.Env = append(cmd.Env, env...)
 	setParentDeath(cmd)
-	h := &Hub{cmd: cmd, logs: &tailBuffer{max: 256 << 10}, exited: make(chan struct{})}
+	h := &Hub{cmd: cmd, logs: &TailBuffer{Max: 256 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = h.logs
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -160,24 +160,25 @@ func (h *Hub) Metrics(ctx context.Context) (map[string]float64, error) {
 	return rig.Metrics(ctx, probe, h.URL, "")
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
+// TailBuffer keeps the end of what a process writes: once past Max bytes it drops all but the last Max/2. Writes and
+// String may come from different goroutines.
+type TailBuffer struct {
+	Max int
 	mu  sync.Mutex
 	b   bytes.Buffer
-	max int
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *TailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.b.Write(p)
-	if t.b.Len() > t.max {
-		t.b.Next(t.b.Len() - t.max/2)
+	if t.b.Len() > t.Max {
+		t.b.Next(t.b.Len() - t.Max/2)
 	}
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string {
+func (t *TailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.b.String()

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -29,10 +28,7 @@ func TestChaos10PublisherRetry(t *testing.T) {
 	}
 	defer px.Close()
 	topic := "s10"
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	tr, ctx := clientsFor(t, time.Minute)
 	c := NewClient(ClientConfig{URLs: []string{h.URL}, Topics: []string{topic}, LastEventID: "0-0", Transport: tr, KeepData: true})
 	c.Run(ctx)
 	defer c.Stop()

@@ -198,35 +198,16 @@ func TestChaos00ProxyPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer px.Close()
-	h := r.startHub(px.Addr)
-	topics := topicNames("px", 3)
-	fleet, ctx := runMixed(t, h.URL, topics, 4)
-	rw := watchReady(h)
-	hold := time.Duration(scale(2, 10)) * time.Second
-	var healed time.Time
-	l, recovery := r.faultUnderLoad(ctx, fleet, scale(2500, 10000), topics, 500, time.Second, hold, px.Cut, func() {
-		if err := px.Heal(); err != nil {
-			t.Fatalf("heal the proxy: %v", err)
-		}
-		healed = time.Now()
-	})
-	down, up, upAt := rw.result()
-	truth := r.truths(topics)
-	if _, err := fleet.WaitCaughtUp(newestOf(truth), 20*time.Second); err != nil {
-		t.Errorf("clients did not catch up after the last publish: %v", err)
-	}
-	tally := verify(t, fleet, truth)
-	silence := checkOpen(t, fleet, 2*time.Second)
-	if !down || !up {
-		t.Errorf("/readyz during the partition: saw 503 %v, then 200 %v; want both", down, up)
-	}
-	if tally.Resets != 0 {
-		t.Errorf("%d resets: nothing was trimmed or lost, so none is due", tally.Resets)
-	}
-	_, failed := l.counts()
-	record(t, Row{Scenario: "00 proxy: cut hub↔Redis 2s", Published: total(truth), Reconnects: fleet.Reconnects(), Recovery: recovery,
+	o := r.redisOutage(r.startHub(px.Addr), outageSpec{prefix: "px", hold: time.Duration(scale(2, 10)) * time.Second,
+		cut: px.Cut, heal: func() {
+			if err := px.Heal(); err != nil {
+				t.Fatalf("heal the proxy: %v", err)
+			}
+		}, during: "during the partition", noReset: "nothing was trimmed or lost"})
+	_, failed := o.load.counts()
+	record(t, Row{Scenario: "00 proxy: cut hub↔Redis 2s", Published: total(o.truth), Reconnects: o.fleet.Reconnects(), Recovery: o.recovery,
 		Note: fmt.Sprintf("%d clients, %d publish errors, /readyz 200 again %v after heal, longest silence %v",
-			len(fleet.Clients), failed, upAt.Sub(healed).Round(time.Millisecond), silence.Round(time.Millisecond))}.Fill(tally))
+			len(o.fleet.Clients), failed, o.upAgain.Sub(o.healed).Round(time.Millisecond), o.silence.Round(time.Millisecond))}.Fill(o.tally))
 }
 
 // Scenario 2: Redis is killed (SIGKILL) mid-stream and started again from its append-only file (fsync always).
@@ -234,39 +215,64 @@ func TestChaos00ProxyPartition(t *testing.T) {
 // every client once, in order.
 func TestChaos02RedisRestartAOF(t *testing.T) {
 	r := newRig(t, redistest.Options{AppendOnly: true})
-	h := r.startHub(r.redis.Addr)
-	topics := topicNames("s2", 3)
-	fleet, ctx := runMixed(t, h.URL, topics, 4)
-	rw := watchReady(h)
-	var restarted time.Time
-	l, recovery := r.faultUnderLoad(ctx, fleet, scale(2500, 10000), topics, 500, time.Second,
-		time.Duration(scale(1500, 8000))*time.Millisecond, r.redis.Kill, func() {
+	o := r.redisOutage(r.startHub(r.redis.Addr), outageSpec{prefix: "s2", hold: time.Duration(scale(1500, 8000)) * time.Millisecond,
+		cut: r.redis.Kill, heal: func() {
 			if err := r.redis.Start(); err != nil {
 				t.Fatalf("restart redis-server: %v", err)
 			}
-			restarted = time.Now()
-		})
-	down, up, upAt := rw.result()
-	truth := r.truths(topics)
-	if _, err := fleet.WaitCaughtUp(newestOf(truth), 20*time.Second); err != nil {
-		t.Errorf("clients did not catch up after the last publish: %v", err)
-	}
-	checkAcked(t, l, truth)
-	tally := verify(t, fleet, truth)
-	silence := checkOpen(t, fleet, 2*time.Second)
-	if !down || !up {
-		t.Errorf("/readyz around the restart: saw 503 %v, then 200 %v; want both", down, up)
-	}
-	if tally.Resets != 0 {
-		t.Errorf("%d resets: Redis kept every acknowledged event, so none is due", tally.Resets)
-	}
-	acked, failed := l.counts()
+		}, during: "around the restart", noReset: "Redis kept every acknowledged event"})
+	checkAcked(t, o.load, o.truth)
+	acked, failed := o.load.counts()
 	if failed == 0 {
 		t.Errorf("no publish failed while Redis was down: the fault did not happen")
 	}
-	record(t, Row{Scenario: "02 Redis kill -9, restart with AOF", Published: total(truth), Reconnects: fleet.Reconnects(), Recovery: recovery,
+	record(t, Row{Scenario: "02 Redis kill -9, restart with AOF", Published: total(o.truth), Reconnects: o.fleet.Reconnects(), Recovery: o.recovery,
 		Note: fmt.Sprintf("%d clients, %d acknowledged (all stored), %d refused while down, /readyz 200 again %v after restart, longest silence %v",
-			len(fleet.Clients), acked, failed, upAt.Sub(restarted).Round(time.Millisecond), silence.Round(time.Millisecond))}.Fill(tally))
+			len(o.fleet.Clients), acked, failed, o.upAgain.Sub(o.healed).Round(time.Millisecond), o.silence.Round(time.Millisecond))}.Fill(o.tally))
+}
+
+// outageSpec is a fault that takes a hub's Redis away under load and brings it back.
+type outageSpec struct {
+	prefix    string        // of the topics' names
+	hold      time.Duration // from cut to heal
+	cut, heal func()
+	during    string // names the fault in the /readyz message: "during the partition"
+	noReset   string // why no client may get a reset
+}
+
+// outage is what the hub, its clients and the publishers went through.
+type outage struct {
+	fleet    *Fleet
+	load     *load
+	truth    map[string][]hub.ID
+	tally    Tally
+	recovery time.Duration // from the heal until every client had what the streams held at the heal
+	healed   time.Time     // when heal returned
+	upAgain  time.Time     // when /readyz answered 200 again
+	silence  time.Duration // the longest silence of a client's stream
+}
+
+// redisOutage runs the mixed fleet on three topics of h and 500 events/s of publishers while o's fault happens,
+// then checks what such a fault must leave: every client caught up on every stored event, once and in order, with no
+// reset, on the stream it opened, and /readyz answered 503 and then 200 again.
+func (r *scenario) redisOutage(h *Hub, o outageSpec) outage {
+	t := r.t
+	topics := topicNames(o.prefix, 3)
+	fleet, ctx := runMixed(t, h.URL, topics, 4)
+	rw := watchReady(h)
+	res := outage{fleet: fleet}
+	res.load, res.recovery = r.faultUnderLoad(ctx, fleet, scale(2500, 10000), topics, 500, time.Second, o.hold, o.cut, func() {
+		o.heal()
+		res.healed = time.Now()
+	})
+	down, up, upAt := rw.result()
+	res.upAgain = upAt
+	res.truth, res.tally = r.delivered(fleet, topics, o.noReset)
+	res.silence = checkOpen(t, fleet, 2*time.Second)
+	if !down || !up {
+		t.Errorf("/readyz %s: saw 503 %v, then 200 %v; want both", o.during, down, up)
+	}
+	return res
 }
 
 // Scenario 3: Redis restarts without persistence and comes back empty. The clients' positions no longer exist, so

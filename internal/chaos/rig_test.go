@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -28,11 +29,27 @@ type scenario struct {
 	pad    string // appended to every event publish sends, to make events as large as a scenario needs
 }
 
-func newRig(t *testing.T, opts redistest.Options) *scenario {
+// skipShort skips a scenario under -short: each runs real processes.
+func skipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("chaos scenarios run real processes; skipped with -short")
 	}
+}
+
+// clientsFor gives a scenario a transport for its clients, closed when the test ends, and a context for their run
+// that ends after timeout or with the test.
+func clientsFor(t *testing.T, timeout time.Duration) (*http.Transport, context.Context) {
+	tr := NewTransport(0)
+	t.Cleanup(tr.CloseIdleConnections)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return tr, ctx
+}
+
+func newRig(t *testing.T, opts redistest.Options) *scenario {
+	t.Helper()
+	skipShort(t)
 	rs := redistest.StartReal(t, opts)
 	prefix := "chaos" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_")
 	// Fail fast on a dead Redis rather than retrying in the background for long.
@@ -241,6 +258,22 @@ func metric(t *testing.T, h *Hub, series string) float64 {
 		t.Fatalf("scrape %s/metrics: %v", h.URL, err)
 	}
 	return m[series]
+}
+
+// delivered reads the streams of topics, waits until every client of f has their newest events, and checks that
+// each got every one once, in order, and no reset: noReset says why none is due. It returns the streams and the tally.
+func (r *scenario) delivered(f *Fleet, topics []string, noReset string) (map[string][]hub.ID, Tally) {
+	t := r.t
+	t.Helper()
+	truth := r.truths(topics)
+	if _, err := f.WaitCaughtUp(newestOf(truth), 20*time.Second); err != nil {
+		t.Errorf("clients did not catch up: %v", err)
+	}
+	tally := verify(t, f, truth)
+	if tally.Resets != 0 {
+		t.Errorf("%d resets: %s, so none is due", tally.Resets, noReset)
+	}
+	return truth, tally
 }
 
 // verify checks a fleet against the streams, fails the test on any loss, duplicate, reorder or unknown id, and

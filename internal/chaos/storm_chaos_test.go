@@ -20,10 +20,7 @@ func TestChaos08ReconnectStorm(t *testing.T) {
 	r := newRig(t, redistest.Options{})
 	h := r.startHub(r.redis.Addr)
 	topics := []string{"s8"}
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
+	tr, ctx := clientsFor(t, 3*time.Minute)
 	n := scale(2000, 5000)
 	r.publish(ctx, 1, 100, topics, 5000)
 	left := r.newest(topics)[topics[0]] // where every client left

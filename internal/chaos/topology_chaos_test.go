@@ -12,18 +12,14 @@ import (
 // Scenario 13 is scenario 11 with classic pub/sub (PUBLISH, broadcast to every node): the same three faults, the
 // same promise.
 func TestChaos13PublishThroughClusterFaultsClassicPubSub(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos scenarios run real processes; skipped with -short")
-	}
+	skipShort(t)
 	runClusterFaults(t, "s13", false)
 }
 
 // Scenario 14: three sentinels (quorum 2) with their own password, a master and a replica with another, and the
 // master SIGKILLed under load. The hubs follow the promotion through the authenticated sentinels.
 func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos scenarios run real processes; skipped with -short")
-	}
+	skipShort(t)
 	s := redistest.StartSentinelWith(t, redistest.SentinelOptions{
 		Sentinels: 3, Password: "redis-pw", SentinelPassword: "sentinel-pw", DownAfter: time.Second,
 	})
@@ -52,9 +48,7 @@ func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
 // its last 200 ms are gone. What was stored still reaches every client exactly once and in order, and a client
 // resuming from a vanished id gets every stored event after it.
 func TestChaos15SentinelFailoverLosesAcknowledgedEvents(t *testing.T) {
-	if testing.Short() {
-		t.Skip("chaos scenarios run real processes; skipped with -short")
-	}
+	skipShort(t)
 	var link *redistest.Link
 	s := redistest.StartSentinelWith(t, redistest.SentinelOptions{DownAfter: time.Second, ReplicaOf: func(master string) string {
 		link = redistest.StartLink(t, master, 200*time.Millisecond)

@@ -80,3 +80,17 @@ func Getenv(key string) string {
 	}
 	return strings.Join(names, "\n")
 }
+
+// List is a repeatable flag (flag.Var): each use adds its comma-separated items, trimmed, leaving out empty ones.
+type List []string
+
+func (l *List) String() string { return strings.Join(*l, ",") }
+
+func (l *List) Set(v string) error {
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}

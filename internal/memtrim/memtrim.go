@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/rs/zerolog"
 )
 
@@ -46,18 +47,16 @@ type Metrics struct {
 
 // NewMetrics registers the trimmer's series with reg (nil: unregistered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
+	f := promauto.With(reg)
 	m := &Metrics{
-		trims: prometheus.NewCounter(prometheus.CounterOpts{
+		trims: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_memory_trims_total",
 			Help: "Times the hub handed free memory back to the OS after a burst of streams opening or closing.",
 		}),
-		released: prometheus.NewCounter(prometheus.CounterOpts{
+		released: f.NewCounter(prometheus.CounterOpts{
 			Name: "hub_memory_trim_released_bytes_total",
 			Help: "Heap memory returned to the OS by those trims.",
 		}),
-	}
-	if reg != nil {
-		reg.MustRegister(m.trims, m.released)
 	}
 	return m
 }

@@ -39,20 +39,6 @@ func (e Env) color() bool {
 	return tty && e.Getenv("NO_COLOR") == ""
 }
 
-// topicFlag is a repeatable --topic; each use may hold a comma-separated list.
-type topicFlag []string
-
-func (t *topicFlag) String() string { return strings.Join(*t, ",") }
-
-func (t *topicFlag) Set(v string) error {
-	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*t = append(*t, s)
-		}
-	}
-	return nil
-}
-
 // parse parses args into fs and returns the problems every command checks, for the caller to add its own to. fs is
 // named "hub NAME"; its Usage prints the command's help.
 func parse(fs *flag.FlagSet, args []string, c *Conn) ([]string, error) {
@@ -101,7 +87,7 @@ func checkTopics(topics []string) string {
 // defines its flags on fs, whose Usage prints the command's help.
 func Watch(ctx context.Context, fs *flag.FlagSet, args []string, env Env) error {
 	var c Conn
-	var topics topicFlag
+	var topics cli.List
 	fs.Var(&topics, "topic", "`topic` to follow (required; repeatable)")
 	history := fs.Int("history", 0, "show the last `N` events of each topic first (in the table: under it, as the latest events)")
 	plain := fs.Bool("plain", false, "one line per event, even on a terminal")

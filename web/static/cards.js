@@ -3,6 +3,7 @@
 // stay cheap.
 import { compareWorkflows } from './store.js';
 import { shownStatus } from './status.js';
+import { setText } from './dom.js';
 import { age, duration, percent } from './format.js';
 
 const STATUS_TEXT = {
@@ -252,10 +253,6 @@ function moveBefore(parent, el, ref) {
   const focused = document.activeElement === el;
   parent.insertBefore(el, ref);
   if (focused) el.focus({ preventScroll: true });
-}
-
-function setText(el, v) {
-  if (el.textContent !== v) el.textContent = v;
 }
 
 function setData(el, k, v) {

@@ -1,4 +1,5 @@
 // The smaller panels: locks, alarms and the connection indicator with its counters.
+import { setText, textEl } from './dom.js';
 import { age, clock, count, duration } from './format.js';
 
 const LOCK_STATE_TEXT = {
@@ -33,9 +34,9 @@ function lockRow(l) {
   tr.dataset.fence = String(l.fence);
   if (l.overdue) tr.dataset.overdue = 'true';
   if (l.alarm) tr.dataset.alarm = l.alarm;
-  const key = cell('th', l.key);
+  const key = textEl('th', l.key);
   key.scope = 'row';
-  if (l.workflow) key.append(small(l.workflow));
+  if (l.workflow) key.append(textEl('small', l.workflow));
   let expires = '—';
   if (l.state === 'acquired' || l.state === 'renewed') {
     expires = l.overdue ? `overdue ${duration(-l.remaining)}` : duration(l.remaining);
@@ -43,7 +44,7 @@ function lockRow(l) {
   } else if (l.updatedAt) {
     expires = age(Date.now() - l.updatedAt);
   }
-  const stateCell = cell('td', LOCK_STATE_TEXT[l.state] || l.state || '?');
+  const stateCell = textEl('td', LOCK_STATE_TEXT[l.state] || l.state || '?');
   stateCell.className = 'lock-state';
   if (l.alarm) {
     const a = document.createElement('strong');
@@ -53,13 +54,13 @@ function lockRow(l) {
       : l.alarm === 'duplicate' ? 'ALARM · duplicate run' : 'ALARM';
     stateCell.append(a);
   }
-  const exp = cell('td', expires);
+  const exp = textEl('td', expires);
   exp.className = 'num';
   exp.title = expires;
   stateCell.title = l.state;
-  const fence = cell('td', String(l.fence));
+  const fence = textEl('td', String(l.fence));
   fence.className = 'num';
-  tr.append(key, cell('td', l.holder || '—'), fence, stateCell, exp);
+  tr.append(key, textEl('td', l.holder || '—'), fence, stateCell, exp);
   return tr;
 }
 
@@ -143,7 +144,7 @@ export class StatusView {
     const f = this.feed;
     if (this.conn.dataset.state !== f.state) this.conn.dataset.state = f.state;
     this.conn.dataset.attempt = String(f.attempt);
-    set(this.label, STATE_TEXT[f.state] || f.state);
+    setText(this.label, STATE_TEXT[f.state] || f.state);
     let detail = '';
     if (f.state === 'reconnecting') detail = f.detail || `attempt ${f.attempt}`;
     else if (f.state === 'replaying') detail = `${count(f.replayRun)} missed events`;
@@ -151,40 +152,25 @@ export class StatusView {
     else if (f.state === 'connecting') detail = 'loading snapshot';
     else if (f.state === 'signed-out') detail = 'sign in to resume';
     else if (f.state === 'forbidden') detail = f.detail;
-    set(this.detail, detail);
+    setText(this.detail, detail);
     for (const el of this.counters) {
       const k = el.dataset.counter;
-      if (k in f.counts) set(el, count(f.counts[k]));
+      if (k in f.counts) setText(el, count(f.counts[k]));
     }
     const quiet = now - f.lastMessageAt;
-    set(this.heartbeat, Number.isFinite(quiet) ? age(quiet) : '—');
+    setText(this.heartbeat, Number.isFinite(quiet) ? age(quiet) : '—');
     // Heartbeats arrive every 15 s of silence; twice that without anything means the stream is stuck.
     this.heartbeat.dataset.stale = String(f.state === 'live' && quiet > 35000);
     const lat = f.latency();
-    set(this.latency, Number.isFinite(lat) ? `${Math.max(0, Math.round(lat))} ms` : '—');
+    setText(this.latency, Number.isFinite(lat) ? `${Math.max(0, Math.round(lat))} ms` : '—');
     const r = f.lastReset;
     if (r) {
       this.lastResetEl.hidden = false;
       this.lastResetEl.dataset.topic = r.topic;
       this.lastResetEl.dataset.reason = r.reason;
-      set(this.lastResetEl, `Snapshot of ${r.topic} reloaded at ${clock(r.at)} after ${r.reason}` +
+      setText(this.lastResetEl, `Snapshot of ${r.topic} reloaded at ${clock(r.at)} after ${r.reason}` +
         ` (oldest stored ${r.oldest || '?'}, resumed at ${r.cursor}).`);
     }
   }
 }
 
-function set(el, text) {
-  if (el.textContent !== text) el.textContent = text;
-}
-
-function cell(tag, text) {
-  const c = document.createElement(tag);
-  c.textContent = text;
-  return c;
-}
-
-function small(text) {
-  const s = document.createElement('small');
-  s.textContent = text;
-  return s;
-}

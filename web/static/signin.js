@@ -1,6 +1,7 @@
 // Sign-in as the operator sees it: the panel that says why the hub wants a sign-in and takes a token (or links to
 // the organisation's login page), who is signed in and until when in the header, the prompt before the session
 // ends, and the topics this sign-in may not watch.
+import { setText } from './dom.js';
 import { clock, duration } from './format.js';
 import { loginHref } from './session.js';
 
@@ -71,8 +72,8 @@ export class SignInView {
 
   renderPanel(now) {
     const s = this.session;
-    set(this.el.title, s.byOperator ? 'You are signed out' : TITLES[s.state]);
-    set(this.el.reason, this.reasonText(now));
+    setText(this.el.title, s.byOperator ? 'You are signed out' : TITLES[s.state]);
+    setText(this.el.reason, this.reasonText(now));
     const href = loginHref(s.loginURL, location.href);
     this.el.login.hidden = !href;
     if (href && this.el.login.href !== href) this.el.login.href = href;
@@ -103,7 +104,7 @@ export class SignInView {
     const name = s.subject || 'signed in';
     let ends = Number.isFinite(s.expAt) ? ` · until ${hhmmss(s.expAt)}` : '';
     if (s.state === 'expiring') ends += `, ends in ${duration(s.expAt - now)}`;
-    set(this.el.whoText, `${name}${ends}`);
+    setText(this.el.whoText, `${name}${ends}`);
     this.el.whoText.title = Number.isFinite(s.expAt)
       ? `Signed in as ${name}; the session ends at ${new Date(s.expAt).toString()}` : `Signed in as ${name}`;
   }
@@ -132,8 +133,4 @@ export function spoken(state, session, now) {
 
 function hhmmss(ms) {
   return clock(ms).slice(0, 8);
-}
-
-function set(el, text) {
-  if (el.textContent !== text) el.textContent = text;
 }

@@ -1,4 +1,5 @@
-"""Fixtures: a real redis-server on a free loopback port, a unique key prefix per test, and the hub itself."""
+"""Fixtures: a real redis-server on a free loopback port, a client of it that notes what it sends, a unique key prefix
+per test, and the hub itself."""
 import json
 import os
 import pathlib
@@ -87,6 +88,30 @@ def rdb(redis_server):
 @pytest.fixture
 def prefix():
     return "py" + uuid.uuid4().hex[:12]
+
+
+class Recording(redis.Redis):
+    """A client that notes every command it sends, and every pipeline it opens."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sent = []
+
+    def execute_command(self, *args, **options):
+        self.sent.append(args[0])
+        return super().execute_command(*args, **options)
+
+    def pipeline(self, *args, **kwargs):
+        self.sent.append("PIPELINE")
+        return super().pipeline(*args, **kwargs)
+
+
+@pytest.fixture
+def recording(redis_server):
+    """A client of the test's redis-server whose sent lists the commands it sent."""
+    client = Recording(host="127.0.0.1", port=redis_server.port)
+    yield client
+    client.close()
 
 
 class Hub:

@@ -4,14 +4,7 @@ import pytest
 from syncverse_hub import BatchError, Event, InvalidEvent, Publisher, PublishResult
 from syncverse_hub import publisher as publisher_module
 
-from test_publisher import Recording, entries, keys_of
-
-
-@pytest.fixture
-def recording(redis_server):
-    client = Recording(host="127.0.0.1", port=redis_server.port)
-    yield client
-    client.close()
+from test_publisher import entries, keys_of
 
 
 def test_publish_batch_one_pipeline_in_order(recording, prefix):

@@ -11,29 +11,6 @@ from syncverse_hub import EventTooLarge, InvalidEvent, Publisher
 from syncverse_hub import publisher as publisher_module
 
 
-class Recording(redis.Redis):
-    """A client that notes every command it sends, and every pipeline it opens."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.sent = []
-
-    def execute_command(self, *args, **options):
-        self.sent.append(args[0])
-        return super().execute_command(*args, **options)
-
-    def pipeline(self, *args, **kwargs):
-        self.sent.append("PIPELINE")
-        return super().pipeline(*args, **kwargs)
-
-
-@pytest.fixture
-def recording(redis_server):
-    client = Recording(host="127.0.0.1", port=redis_server.port)
-    yield client
-    client.close()
-
-
 def keys_of(rdb, prefix):
     return sorted(k.decode() for k in rdb.scan_iter(match=prefix + ":*"))
 

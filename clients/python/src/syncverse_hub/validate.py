@@ -34,24 +34,23 @@ class IdempotencyConflict(InvalidEvent):
     stored (pubsub.ErrConflict)."""
 
 
+def _check_name(what, value, max_len, pattern, allowed):
+    """Refuses value unless it is 1 to max_len characters, each one matching pattern; allowed names them."""
+    if not isinstance(value, str) or not value:
+        raise InvalidEvent(f"invalid {what}: {value!r}: want 1 to {max_len} characters of {allowed}")
+    if len(value) > max_len:
+        raise InvalidEvent(f"invalid {what}: {len(value)} characters, at most {max_len}")
+    if not pattern.fullmatch(value):
+        bad = next(i for i, c in enumerate(value) if not pattern.fullmatch(c))
+        raise InvalidEvent(f"invalid {what}: character {value[bad]!r} at {bad} (allowed: {allowed})")
+
+
 def check_topic(topic):
-    if not isinstance(topic, str) or not topic:
-        raise InvalidEvent(f"invalid topic: {topic!r}: want 1 to {MAX_TOPIC_LEN} characters of A-Z a-z 0-9 . _ : -")
-    if len(topic) > MAX_TOPIC_LEN:
-        raise InvalidEvent(f"invalid topic: {len(topic)} characters, at most {MAX_TOPIC_LEN}")
-    if not _TOPIC.fullmatch(topic):
-        bad = next(i for i, c in enumerate(topic) if not _TOPIC.fullmatch(c))
-        raise InvalidEvent(f"invalid topic: character {topic[bad]!r} at {bad} (allowed: A-Z a-z 0-9 . _ : -)")
+    _check_name("topic", topic, MAX_TOPIC_LEN, _TOPIC, "A-Z a-z 0-9 . _ : -")
 
 
 def check_type(event_type):
-    if not isinstance(event_type, str) or not event_type:
-        raise InvalidEvent(f"invalid event type: {event_type!r}: want 1 to {MAX_TYPE_LEN} characters of a-z 0-9 . _ -")
-    if len(event_type) > MAX_TYPE_LEN:
-        raise InvalidEvent(f"invalid event type: {len(event_type)} characters, at most {MAX_TYPE_LEN}")
-    if not _TYPE.fullmatch(event_type):
-        bad = next(i for i, c in enumerate(event_type) if not _TYPE.fullmatch(c))
-        raise InvalidEvent(f"invalid event type: character {event_type[bad]!r} at {bad} (allowed: a-z 0-9 . _ -)")
+    _check_name("event type", event_type, MAX_TYPE_LEN, _TYPE, "a-z 0-9 . _ -")
     if event_type in RESERVED_TYPES:
         raise InvalidEvent(
             f"invalid event type: {event_type!r} is the hub's own (reserved: {', '.join(RESERVED_TYPES)})")
