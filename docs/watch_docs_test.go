@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -13,7 +14,7 @@ import (
 // added to the commands that talk to it, and the watch is stopped once it has printed the published event.
 func TestWatchingDocsExamples(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	env := []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_REDIS_PREFIX=" + h.Prefix}
 	block := markedBlocks(t, "docs/watching.md", "TestWatchingDocsExamples")[0]
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
@@ -25,14 +26,14 @@ func TestWatchingDocsExamples(t *testing.T) {
 		if args[0] != "publish" {
 			args = append(args, "--url", h.URL)
 		}
-		var out syncBuffer
+		var out hubtest.SyncBuffer
 		if args[0] != "watch" {
-			if stderr, err := runCmd(t, &out, env, args...); err != nil || !strings.Contains(out.String(), "demo") && args[0] != "publish" {
+			if stderr, err := hubtest.RunCmd(t, &out, env, args...); err != nil || !strings.Contains(out.String(), "demo") && args[0] != "publish" {
 				t.Errorf("docs/watching.md: %s = %v, printed %q (stderr %s)", line, err, out.String(), stderr)
 			}
 			continue
 		}
-		w := startCmd(t, &out, env, args...)
+		w := hubtest.StartCmd(t, &out, env, args...)
 		testutil.Eventually(t, 10*time.Second, line+" printing the published event", func() bool {
 			return strings.Contains(out.String(), "demo progress wf-1 compile · 40% · running")
 		})

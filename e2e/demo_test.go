@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
@@ -21,10 +22,10 @@ import (
 func TestDemoWithEmbeddedRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_EMBEDDED_ADDR": "127.0.0.1:0", "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs := &hubtest.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
-		done <- run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
+		done <- hubtest.Run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
 			io.Discard, logs, func(url string) { urls <- url })
 	}()
 	defer func() {
@@ -65,9 +66,9 @@ func TestDemoCommandPublishesToRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &hubtest.SyncBuffer{}
 	go func() {
-		done <- run(ctx, []string{"demo"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs, nil)
+		done <- hubtest.Run(ctx, []string{"demo"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs, nil)
 	}()
 	key := pubsub.Keys{Prefix: prefix}.Stream("demo")
 	var n int64
@@ -83,7 +84,7 @@ func TestDemoCommandPublishesToRedis(t *testing.T) {
 	}
 
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"demo"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr, nil)
+	err := hubtest.Run(context.Background(), []string{"demo"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr, nil)
 	if err == nil || !strings.Contains(err.Error(), "HUB_REDIS_URL") {
 		t.Errorf("hub demo without redis.url = %v, want an error naming HUB_REDIS_URL", err)
 	}
@@ -98,7 +99,7 @@ func TestDemoStartsOnBusyPorts(t *testing.T) {
 			t.Cleanup(func() { ln.Close() })
 		} // else something else holds it: busy either way
 	}
-	logs := &syncBuffer{}
+	logs := &hubtest.SyncBuffer{}
 	base := startDemo(t, []string{"--demo"}, map[string]string{}, logs)
 	if strings.HasSuffix(base, ":8080") {
 		t.Fatalf("the demo listens on %s, which the test holds", base)
@@ -139,7 +140,7 @@ func TestTakenPortNamesTheSetting(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["HUB_LOG_LEVEL"] = "warn"
-			err := run(t.Context(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), io.Discard, io.Discard, nil)
+			err := hubtest.Run(t.Context(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), io.Discard, io.Discard, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), taken) {
 				t.Errorf("hub %v with %s taken = %v, want an error naming it and %q", tc.args, taken, err, tc.want)
 			}
@@ -148,12 +149,12 @@ func TestTakenPortNamesTheSetting(t *testing.T) {
 }
 
 // startDemo runs the hub with args until the test ends and returns its URL.
-func startDemo(t *testing.T, args []string, env map[string]string, logs *syncBuffer) string {
+func startDemo(t *testing.T, args []string, env map[string]string, logs *hubtest.SyncBuffer) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
-		done <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs,
+		done <- hubtest.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs,
 			func(url string) { urls <- url })
 	}()
 	t.Cleanup(func() {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
@@ -35,11 +36,11 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, logs := &syncBuffer{}, &syncBuffer{}
+	out, logs := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
 	done := make(chan error, 1)
 	listening := make(chan string, 1)
 	go func() {
-		done <- run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url })
+		done <- hubtest.Run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url })
 	}()
 	select {
 	case err := <-done:
@@ -93,12 +94,12 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			out, logs := &syncBuffer{}, &syncBuffer{}
+			out, logs := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
 			done := make(chan error, 1)
 			env := map[string]string{"HUB_REDIS_URL": url}
 			listening := make(chan string, 1)
 			go func() {
-				done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs,
+				done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs,
 					func(url string) { listening <- url })
 			}()
 			defer func() { cancel(); <-done }()
@@ -189,7 +190,7 @@ func TestLogLinesAreJSON(t *testing.T) {
 // TestLogDurationsNameTheirUnit (#14, Also): a stream's end is logged with its duration in a key that says the unit.
 func TestLogDurationsNameTheirUnit(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("dur"), "")
 	c.Next(5 * time.Second)
 	c.Close()

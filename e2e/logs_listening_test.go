@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -19,10 +20,10 @@ func TestListeningLineIsALogLineWithAnOpenableURL(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_AUTH_HMAC_SECRET": testSecret,
 		"HUB_LOG_LEVEL": "warn"} // the line is written whatever the level: a parent waits for it
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "0.0.0.0:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
+		done <- hubtest.Run(ctx, []string{"serve", "--listen", "0.0.0.0:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
 			stdout, stderr, func(url string) { urls <- url })
 	}()
 	var url string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -22,10 +23,10 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
 		"HUB_AUTH_HMAC_SECRET": testSecret}
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
+		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
 			stdout, stderr, func(url string) { urls <- url })
 	}()
 	var base string

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -18,7 +19,7 @@ import (
 // closed the stream and the forged reset reloaded the snapshot.)
 func TestConsoleIgnoresControlFramesWithAnID(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	tab := newTab(t, browser)
 	record := `(() => { const Real = window.EventSource; window.__sources = [];
 		window.EventSource = class extends Real { constructor(...a) { super(...a); window.__sources.push(this); } }; })();`

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -251,7 +252,7 @@ func keyboardShortcutsInFields(t *testing.T, tab context.Context) {
 // the stream is lost and back, and stays quiet for ordinary progress.
 func TestConsoleAnnouncesStatusChanges(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	tab := newTab(t, browser)
 	const topic = "console.announce"
 	h.Publish(topic, "progress", `{"workflow":"wf-old","title":"Old failure","status":"failed"}`)

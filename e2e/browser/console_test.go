@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -21,7 +22,7 @@ import (
 
 func TestConsoleProgress(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	tab := newTab(t, browser)
 	const topic = "console.progress"
 	navigate(t, tab, h.URL+"/?topic="+topic+"&stall_after=2s")
@@ -79,7 +80,7 @@ func TestConsoleProgress(t *testing.T) {
 
 func TestConsoleReconnect(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	tab := newTab(t, browser)
 	const topic = "console.reconnect"
 	navigate(t, tab, h.URL+"/?topic="+topic)
@@ -121,7 +122,7 @@ func TestConsoleReconnect(t *testing.T) {
 
 func TestConsoleReset(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	tab := newTab(t, browser)
 	const topic = "console.reset"
 	step := func(i int) {
@@ -165,7 +166,7 @@ func TestConsoleReset(t *testing.T) {
 
 func TestConsoleLockAlarm(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	tab := newTab(t, browser)
 	const topic = "console.locks"
 	// A populated board: the screenshot of this test is the one the README shows.
@@ -200,7 +201,7 @@ func TestConsoleLockAlarm(t *testing.T) {
 
 func TestConsoleIdempotency(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	tab := newTab(t, browser)
 	const topic = "console.idem"
 	navigate(t, tab, h.URL+"/?topic="+topic)

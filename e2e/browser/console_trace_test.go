@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -22,7 +23,7 @@ import (
 // and reads the trace id and "no trace".
 func TestConsoleTraceID(t *testing.T) {
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	tab := newTab(t, browser)
 	const topic = "console.trace"
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -99,7 +100,7 @@ func TestConsoleTraceID(t *testing.T) {
 
 // publishHTTP publishes one event through POST /publish, with a traceparent header when traceparent is not empty,
 // and returns its id.
-func publishHTTP(t *testing.T, h *testHub, topic, data, traceparent string) string {
+func publishHTTP(t *testing.T, h *hubtest.Hub, topic, data, traceparent string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, h.URL+"/publish", strings.NewReader(`{"topic":`+jsString(topic)+`,"type":"progress","data":`+data+`}`))
 	if err != nil {
