@@ -33,7 +33,7 @@ func shell(t *testing.T, dir, bin, script string, within time.Duration, env ...s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second // what it left in the background holds the output open; the kill below ends it
-	var out hubtest.SyncBuffer
+	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Start()
 	if err == nil {

@@ -57,7 +57,7 @@ func TestFreshCloneFollowsTheREADME(t *testing.T) {
 		cmd = strings.ReplaceAll(cmd, "hub watch ", "hub watch --url "+base+" ") // its default is 127.0.0.1:8080
 		return strings.ReplaceAll(cmd, "-p 6380", "-p "+redisPort)
 	}
-	var watchers []*hubtest.SyncBuffer
+	var watchers []*testutil.SyncBuffer
 	var publishes []string
 	for _, cmd := range commandsOf(blocks[1]) {
 		if strings.Contains(cmd, "curl -N") || strings.Contains(cmd, "hub watch") {
@@ -128,7 +128,7 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	urls, logs := make(chan string, 1), &hubtest.SyncBuffer{}
+	urls, logs := make(chan string, 1), &testutil.SyncBuffer{}
 	go func() {
 		for sc := bufio.NewScanner(stdout); sc.Scan(); {
 			var l struct{ Message, URL string }
@@ -160,9 +160,9 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 
 // startShell runs a command that does not end by itself (a stream) in dir until the test ends, and returns its
 // output as it comes.
-func startShell(t *testing.T, dir, command string) *hubtest.SyncBuffer {
+func startShell(t *testing.T, dir, command string) *testutil.SyncBuffer {
 	t.Helper()
-	out := &hubtest.SyncBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
 	if err := cmd.Start(); err != nil {

@@ -26,7 +26,7 @@ func TestWatchingDocsExamples(t *testing.T) {
 		if args[0] != "publish" {
 			args = append(args, "--url", h.URL)
 		}
-		var out hubtest.SyncBuffer
+		var out testutil.SyncBuffer
 		if args[0] != "watch" {
 			if stderr, err := hubtest.RunCmd(t, &out, env, args...); err != nil || !strings.Contains(out.String(), "demo") && args[0] != "publish" {
 				t.Errorf("docs/watching.md: %s = %v, printed %q (stderr %s)", line, err, out.String(), stderr)

@@ -14,6 +14,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestDemoWithEmbeddedRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_EMBEDDED_ADDR": "127.0.0.1:0", "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &hubtest.SyncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
 		done <- hubtest.Run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
@@ -66,7 +67,7 @@ func TestDemoCommandPublishesToRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logs := &hubtest.SyncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	go func() {
 		done <- hubtest.Run(ctx, []string{"demo"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs, nil)
 	}()
@@ -99,7 +100,7 @@ func TestDemoStartsOnBusyPorts(t *testing.T) {
 			t.Cleanup(func() { ln.Close() })
 		} // else something else holds it: busy either way
 	}
-	logs := &hubtest.SyncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	base := startDemo(t, []string{"--demo"}, map[string]string{}, logs)
 	if strings.HasSuffix(base, ":8080") {
 		t.Fatalf("the demo listens on %s, which the test holds", base)
@@ -149,7 +150,7 @@ func TestTakenPortNamesTheSetting(t *testing.T) {
 }
 
 // startDemo runs the hub with args until the test ends and returns its URL.
-func startDemo(t *testing.T, args []string, env map[string]string, logs *hubtest.SyncBuffer) string {
+func startDemo(t *testing.T, args []string, env map[string]string, logs *testutil.SyncBuffer) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done, urls := make(chan error, 1), make(chan string, 1)

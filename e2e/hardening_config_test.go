@@ -18,6 +18,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // runBriefly runs the hub with env (and the list of its HUB_* names, as main's getenv gives it) until it prints
@@ -36,7 +37,7 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, logs := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
+	out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	listening := make(chan string, 1)
 	go func() {
@@ -94,7 +95,7 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			out, logs := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
+			out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 			done := make(chan error, 1)
 			env := map[string]string{"HUB_REDIS_URL": url}
 			listening := make(chan string, 1)

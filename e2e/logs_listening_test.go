@@ -11,6 +11,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // The line that says the hub listens is a log line like the others (level, time), with a URL a user can open: on a
@@ -20,7 +21,7 @@ func TestListeningLineIsALogLineWithAnOpenableURL(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_AUTH_HMAC_SECRET": testSecret,
 		"HUB_LOG_LEVEL": "warn"} // the line is written whatever the level: a parent waits for it
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
+	stdout, stderr := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
 		done <- hubtest.Run(ctx, []string{"serve", "--listen", "0.0.0.0:0"}, func(k string) string { return env[k] }, strings.NewReader(""),

@@ -23,7 +23,7 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
 		"HUB_AUTH_HMAC_SECRET": testSecret}
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
+	stdout, stderr := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
 		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),

@@ -156,7 +156,7 @@ func TestSecretsNotLogged(t *testing.T) {
 	const password = "s3cr3t-redis-pw"
 	env := map[string]string{"HUB_REDIS_URL": "redis://:" + password + "@" + rs.Addr + "/0", "HUB_REDIS_PREFIX": "pw", "HUB_SHUTDOWN_TIMEOUT": "2s"}
 	ctx, cancel := context.WithCancel(context.Background())
-	out, logs := &hubtest.SyncBuffer{}, &hubtest.SyncBuffer{}
+	out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs, nil)
@@ -193,7 +193,7 @@ func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 	url := "redis+sentinel://:" + secret + "@" + testutil.FreeAddr(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
 	env := map[string]string{"HUB_REDIS_URL": url, "HUB_SHUTDOWN_TIMEOUT": "5s"}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &hubtest.SyncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	done, urls := make(chan error, 1), make(chan string, 1)
 	go func() {
 		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),

@@ -11,14 +11,13 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
 // ptyTerm is a pseudo-terminal of cols×rows; what the program writes to TTY is collected from its other side.
 type ptyTerm struct {
 	TTY  *os.File
-	out  *hubtest.SyncBuffer
+	out  *testutil.SyncBuffer
 	ptmx *os.File
 	read chan struct{}
 }
@@ -32,7 +31,7 @@ func newPTY(t *testing.T, cols, rows uint16) *ptyTerm {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
 		t.Fatalf("pty.Setsize: %v", err)
 	}
-	term := &ptyTerm{TTY: tty, out: &hubtest.SyncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
+	term := &ptyTerm{TTY: tty, out: &testutil.SyncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
 	go func() {
 		defer close(term.read)
 		_, _ = io.Copy(term.out, ptmx) // ends with EIO once the terminal side is closed

@@ -125,7 +125,7 @@ func TestWatchPlainLines(t *testing.T) {
 	h.Publish(topic, "progress", `{"workflow":"wf-0","step":"old","progress":0.1}`)
 	h.Publish(topic, "progress", `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`)
 	h.Publish(topic, "log", `{"workflow":"wf-1","message":"compiled 12 packages"}`)
-	var out hubtest.SyncBuffer
+	var out testutil.SyncBuffer
 	w := hubtest.StartCmd(t, &out, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 	wantLine := regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} ` + regexp.QuoteMeta(topic) + ` `)
 	waitLines := func(n int) []string {
@@ -222,7 +222,7 @@ func TestTopicsAndHistory(t *testing.T) {
 			t.Fatalf("hub %v = %v; stderr %s", args, err, stderr)
 		}
 	}
-	var out hubtest.SyncBuffer
+	var out testutil.SyncBuffer
 	runTo(&out, "topics", "--url", h.URL)
 	var list struct {
 		Topics []struct {
@@ -249,7 +249,7 @@ func TestTopicsAndHistory(t *testing.T) {
 		t.Errorf("hub topics on a terminal =\n%s\nwant a table with hist.a, 3 events, its last id and age", text)
 	}
 
-	out = hubtest.SyncBuffer{}
+	out = testutil.SyncBuffer{}
 	runTo(&out, "history", "--topic", "hist.a", "--limit", "2", "--url", h.URL)
 	var page struct {
 		Events []struct{ ID, Type string } `json:"events"`
@@ -293,14 +293,14 @@ func TestWatchToken(t *testing.T) {
 		t.Errorf("hub watch without a token = %v, want the 401 at once", err)
 	}
 
-	var out hubtest.SyncBuffer
+	var out testutil.SyncBuffer
 	w := hubtest.StartCmd(t, &out, nil, "watch", "--topic", "sec.one", "--history", "1", "--token-file", file, "--url", h.URL)
 	testutil.Eventually(t, 10*time.Second, "the event through --token-file", func() bool { return strings.Contains(out.String(), "w kept") })
 	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --token-file = %v", err)
 	}
 
-	out = hubtest.SyncBuffer{}
+	out = testutil.SyncBuffer{}
 	stderr, err := hubtest.RunCmd(t, &out, []string{"MY_HUB_TOKEN=" + tok}, "history", "--topic", "sec.one", "--token-env", "MY_HUB_TOKEN", "--url", h.URL)
 	if err != nil || !strings.Contains(out.String(), `"step":"kept"`) {
 		t.Errorf("hub history --token-env = %v (stderr %s), printed %q", err, stderr, out.String())

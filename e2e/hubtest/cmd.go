@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // Cmd is one `hub ...` command run in-process with Run, until its context is cancelled or it returns.
 type Cmd struct {
 	cancel context.CancelFunc
 	done   chan error
-	stderr *SyncBuffer
+	stderr *testutil.SyncBuffer
 }
 
 // StartCmd runs `hub args...` with stdout (a terminal or a buffer) and the environment env ("KEY=VALUE").
@@ -24,7 +26,7 @@ func StartCmd(t *testing.T, stdout io.Writer, env []string, args ...string) *Cmd
 		vars[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cmd{cancel: cancel, done: make(chan error, 1), stderr: &SyncBuffer{}}
+	c := &Cmd{cancel: cancel, done: make(chan error, 1), stderr: &testutil.SyncBuffer{}}
 	go func() {
 		c.done <- Run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, c.stderr, nil)
 	}()

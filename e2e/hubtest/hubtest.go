@@ -3,15 +3,12 @@
 package hubtest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +35,7 @@ type Hub struct {
 	Env    map[string]string // the whole environment it runs with
 	cancel context.CancelFunc
 	done   chan error
-	Output *SyncBuffer // what the hub logged (its stderr) since it last started
+	Output *testutil.SyncBuffer // what the hub logged (its stderr) since it last started
 }
 
 // Start runs the hub against rs with a key prefix of its own; env holds extra "KEY=VALUE" settings
@@ -93,7 +90,7 @@ func (h *Hub) Getenv(k string) string { return h.Env[k] }
 func (h *Hub) Start(listen string) {
 	h.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	h.Output = &SyncBuffer{}
+	h.Output = &testutil.SyncBuffer{}
 	h.cancel, h.done = cancel, make(chan error, 1)
 	urls := make(chan string, 1)
 	go func() {
@@ -172,34 +169,6 @@ func (h *Hub) Publish(topic, typ, data string) string {
 
 // StreamKey is the Redis key of topic's history.
 func (h *Hub) StreamKey(topic string) string { return pubsub.Keys{Prefix: h.Prefix}.Stream(topic) }
-
-// SyncBuffer is a bytes.Buffer safe for the writer goroutine and a polling reader.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// Lines returns the buffer's lines.
-func (s *SyncBuffer) Lines() []string {
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	var out []string
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
-}
 
 // EventData is the data of the i-th event of a test's workflow: one JSON object that tells events apart.
 func EventData(i int) string { return fmt.Sprintf(`{"workflow":"wf-1","seq":%d}`, i) }
