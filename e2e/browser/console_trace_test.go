@@ -14,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
 )
 
 // An event's trace id in the console: EventSource cannot read the SSE trace line, so the log's "trace" disclosure
@@ -22,9 +21,7 @@ import (
 // and one without; the keyboard reaches the log's trace control, keeps it while a newer event arrives, opens each,
 // and reads the trace id and "no trace".
 func TestConsoleTraceID(t *testing.T) {
-	browser := newBrowser(t)
-	h := hubtest.Start(t, redistest.Start(t))
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t)
 	const topic = "console.trace"
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	navigate(t, tab, h.URL+"/?topic="+topic)
