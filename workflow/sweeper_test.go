@@ -12,6 +12,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/workflow"
 )
@@ -165,8 +166,8 @@ func TestStallIsJudgedOnceAcrossReplicasAndRestarts(t *testing.T) {
 	if !got[0].Since.Equal(time.UnixMilli(int64(sid.Ms)).UTC()) {
 		t.Errorf("stalled since %v, want the last event's time %v", got[0].Since, time.UnixMilli(int64(sid.Ms)))
 	}
-	if v := workflowGauge(t, reg, "stalled"); v != 1 {
-		t.Errorf("hub_workflows{status=stalled} = %v, want 1", v)
+	if v, ok := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflows", "status=stalled"); !ok || v != 1 {
+		t.Errorf("hub_workflows{status=stalled} = %v (gathered: %v), want 1", v, ok)
 	}
 	restarted := r.sweeper(nil, cfg)
 	r.sweep(restarted)
@@ -184,26 +185,6 @@ func TestStallIsJudgedOnceAcrossReplicasAndRestarts(t *testing.T) {
 	if got := r.kinds(); !equal(got, []string{"stalled:wf-1", "recovered:wf-1"}) {
 		t.Errorf("notifications = %v, want stalled then recovered", got)
 	}
-}
-
-func workflowGauge(t *testing.T, reg *prometheus.Registry, status string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "hub_workflows" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if m.GetLabel()[0].GetValue() == status {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no hub_workflows{status=%q} gathered", status)
-	return 0
 }
 
 // eta_s longer than stall_after is the silence the agent announced.
