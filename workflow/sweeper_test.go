@@ -58,6 +58,14 @@ func (r *rig) kinds() []string {
 	return out
 }
 
+// wantKinds fails the test unless the notifications told so far are want, in order; when says at which point.
+func (r *rig) wantKinds(when string, want ...string) {
+	r.t.Helper()
+	if got := r.kinds(); !equal(got, want) {
+		r.t.Fatalf("notifications %s = %v, want %v", when, got, want)
+	}
+}
+
 func (r *rig) clock() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -182,9 +190,7 @@ func TestStallIsJudgedOnceAcrossReplicasAndRestarts(t *testing.T) {
 	if got := verdicts(r.health("deploy.1")); !equal(got, []string{"stalled:wf-1", "recovered:wf-1"}) {
 		t.Fatalf("health after a new event = %v, want stalled then recovered", got)
 	}
-	if got := r.kinds(); !equal(got, []string{"stalled:wf-1", "recovered:wf-1"}) {
-		t.Errorf("notifications = %v, want stalled then recovered", got)
-	}
+	r.wantKinds("after a new event", "stalled:wf-1", "recovered:wf-1")
 }
 
 // eta_s longer than stall_after is the silence the agent announced.
@@ -232,9 +238,7 @@ func TestFailedWorkflowIsNotifiedOnce(t *testing.T) {
 		r.sweep(a)
 		r.sweep(b)
 	}
-	if got := r.kinds(); !equal(got, []string{"failed:bad"}) {
-		t.Fatalf("notifications = %v, want one failed for bad", got)
-	}
+	r.wantKinds("after bad failed", "failed:bad")
 	var data struct{ Message string }
 	_ = json.Unmarshal(r.told[0].Data, &data)
 	if data.Message != "compile error" || r.told[0].Topic != "ci.1" || r.told[0].EventID == "" {
@@ -267,9 +271,7 @@ func TestTwoHoldersOfOneKeyAreOneDuplicate(t *testing.T) {
 	if other := r.health("saga.1"); len(other) != 0 {
 		t.Errorf("saga.1 health = %v, want none (the verdict goes to the newer holder)", verdicts(other))
 	}
-	if got := r.kinds(); !equal(got, []string{"duplicate:B"}) {
-		t.Errorf("notifications = %v, want one duplicate", got)
-	}
+	r.wantKinds("after two holders of one key", "duplicate:B")
 }
 
 // A lock event whose fence went backwards is the other signature of two holders.
@@ -310,9 +312,7 @@ func TestCommittedVerdictIsNotifiedAfterAFailedQueue(t *testing.T) {
 	healthy := r.sweeper(nil, workflow.Config{StallAfter: 10 * time.Second})
 	r.sweep(healthy)
 	r.sweep(healthy)
-	if got := r.kinds(); !equal(got, []string{"stalled:wf-3"}) {
-		t.Fatalf("notifications = %v, want the stall told once by the healthy replica", got)
-	}
+	r.wantKinds("(the stall told once, by the healthy replica)", "stalled:wf-3")
 	if got := r.health("deploy.2"); len(got) != 1 {
 		t.Errorf("health = %v, want still one verdict", verdicts(got))
 	}
