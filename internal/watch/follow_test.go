@@ -94,6 +94,21 @@ func (h *scriptedHub) seen() (lastIDs, queries []string) {
 }
 
 // follow runs a Follower of topics on srv until the sink has n events (then cancels) or 10s pass.
+// serve runs h for the test; the server closes when the test ends.
+func serve(t *testing.T, h *scriptedHub) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// wantEvents fails the test unless rec saw the events want (topic/id, in order); why says what want stands for.
+func wantEvents(t *testing.T, rec *recorder, want, why string) {
+	t.Helper()
+	if got := rec.ids(); got != want {
+		t.Errorf("events = %s, want %s (%s)", got, want, why)
+	}
+}
+
 func follow(t *testing.T, srv *httptest.Server, f *Follower, n int) (*recorder, error) {
 	t.Helper()
 	c, err := NewClient(srv.URL, f.Client.Token)
@@ -126,15 +141,12 @@ func TestFollowResumesWithLastEventID(t *testing.T) {
 		"id: 6-0\nevent: progress\ndata: {}\n\nid: 7-0\nevent: progress\ndata: {}\n\n", // then the stream ends
 		"id: 7-0\nevent: progress\ndata: {}\n\n:heartbeat\n\nid: 8-0\nevent: progress\ndata: {}\n\n",
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	rec, err := follow(t, srv, newFollower("t"), 3)
 	if err != nil {
 		t.Fatalf("Follow = %v, want nil after cancel", err)
 	}
-	if got := rec.ids(); got != "t/6-0 t/7-0 t/8-0" {
-		t.Errorf("events = %s, want t/6-0 t/7-0 t/8-0 (the repeated 7-0 dropped)", got)
-	}
+	wantEvents(t, rec, "t/6-0 t/7-0 t/8-0", "the repeated 7-0 dropped")
 	lastIDs, _ := h.seen()
 	if len(lastIDs) < 2 || lastIDs[0] != "5-0" || lastIDs[1] != "7-0" {
 		t.Errorf("Last-Event-ID per connection = %q, want 5-0 (the snapshot's cursor) then 7-0", lastIDs)
@@ -149,12 +161,9 @@ func TestFollowMultiTopicCursor(t *testing.T) {
 		"id: b=3-0;a=1-0\nevent: progress\ndata: {}\n\nid: a=4-0;b=3-0\nevent: progress\ndata: {}\n\n",
 		"id: b=5-0;a=4-0\nevent: progress\ndata: {}\n\n",
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	rec, _ := follow(t, srv, newFollower("a", "b"), 3)
-	if got := rec.ids(); got != "b/3-0 a/4-0 b/5-0" {
-		t.Errorf("events = %s, want b/3-0 a/4-0 b/5-0", got)
-	}
+	wantEvents(t, rec, "b/3-0 a/4-0 b/5-0", "each on its own topic's cursor")
 	lastIDs, _ := h.seen()
 	if lastIDs[0] != "a=1-0;b=1-0" || lastIDs[1] != "a=4-0;b=3-0" {
 		t.Errorf("Last-Event-ID per connection = %q, want a=1-0;b=1-0 then a=4-0;b=3-0", lastIDs)
@@ -173,14 +182,10 @@ func TestFollowResetReloadsTheSnapshot(t *testing.T) {
 		{false, "t/8-0 t/9-0 t/11-0", 3}, // the line modes pass on what follows the reset
 	} {
 		h := &scriptedHub{cursors: []string{"2-0", "10-0"}, scripts: []string{script}}
-		srv := httptest.NewServer(h)
 		f := newFollower("t")
 		f.ResetToSnapshot = tt.toSnapshot
-		rec, _ := follow(t, srv, f, tt.n)
-		srv.Close()
-		if got := rec.ids(); got != tt.want {
-			t.Errorf("ResetToSnapshot %v: events %s, want %s", tt.toSnapshot, got, tt.want)
-		}
+		rec, _ := follow(t, serve(t, h), f, tt.n)
+		wantEvents(t, rec, tt.want, fmt.Sprintf("ResetToSnapshot %v", tt.toSnapshot))
 		if len(rec.controls) != 1 || rec.controls[0].Type != "reset" || !strings.Contains(string(rec.controls[0].Data), "history-truncated") {
 			t.Errorf("controls = %+v, want the reset", rec.controls)
 		}
@@ -195,14 +200,11 @@ func TestFollowHistoryOnTheFirstConnectionOnly(t *testing.T) {
 		"id: 3-0\nevent: progress\ndata: {}\n\nid: 9-0\nevent: progress\ndata: {}\n\n",
 		"id: 10-0\nevent: progress\ndata: {}\n\n",
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	f := newFollower("t")
 	f.History = 2
 	rec, _ := follow(t, srv, f, 3)
-	if got := rec.ids(); got != "t/3-0 t/9-0 t/10-0" {
-		t.Errorf("events = %s, want the two replayed (older than the snapshot) then 10-0", got)
-	}
+	wantEvents(t, rec, "t/3-0 t/9-0 t/10-0", "the two replayed, older than the snapshot, then 10-0")
 	lastIDs, queries := h.seen()
 	if lastIDs[0] != "" || !strings.Contains(queries[0], "history=2") || lastIDs[1] != "9-0" || strings.Contains(queries[1], "history") {
 		t.Errorf("connections: Last-Event-ID %q, queries %q; want history=2 without a position, then 9-0 without history", lastIDs, queries)
@@ -214,8 +216,7 @@ func TestFollowAuthExpiredReadsTheTokenAgain(t *testing.T) {
 		"event: auth-expired\ndata: {}\n\n",
 		"id: 2-0\nevent: progress\ndata: {}\n\n",
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	var mu sync.Mutex
 	n := 0
 	f := newFollower("t")
@@ -239,8 +240,7 @@ func TestFollowAuthExpiredReadsTheTokenAgain(t *testing.T) {
 
 func TestFollowStopsOnARefusal(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"1-0"}, status: http.StatusUnauthorized}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	c, _ := NewClient(srv.URL, nil)
 	defer c.Close()
 	f := &Follower{Client: c, Topics: []string{"t"}, Sink: &recorder{}}
