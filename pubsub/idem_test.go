@@ -130,9 +130,7 @@ func TestPublishIdempotencyKeyValidated(t *testing.T) {
 				t.Errorf("script with KEYS[3]=%s = %v; want the refusal 'invalid idempotency key'", record, err)
 			}
 		}
-		if keys, _ := b.rdb.Keys(ctx, b.prefix+":*").Result(); len(keys) != 0 {
-			t.Errorf("refused publishes left keys %q", keys)
-		}
+		b.leftNothing(t)
 	})
 }
 
