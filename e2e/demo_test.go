@@ -22,25 +22,7 @@ import (
 // seconds a client sees workflow progress and the agents' lock events.
 func TestDemoWithEmbeddedRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_EMBEDDED_ADDR": "127.0.0.1:0", "HUB_LOG_LEVEL": "warn"}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testutil.SyncBuffer{}
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- hubtest.Run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
-			io.Discard, logs, func(url string) { urls <- url })
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run() = %v, want nil", err)
-		}
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("hub did not listen within 10s; logs:\n%s", logs)
-	}
+	base := hubtest.Serve(t, []string{"--demo", "--listen", "127.0.0.1:0"}, env).URL
 	c := ssetest.Open(t, base, ssetest.TopicQuery("demo"), "0-0")
 	seen := map[string]bool{}
 	for deadline := time.Now().Add(10 * time.Second); !(seen["progress"] && seen["lock"]) && time.Now().Before(deadline); {
@@ -100,8 +82,8 @@ func TestDemoStartsOnBusyPorts(t *testing.T) {
 			t.Cleanup(func() { ln.Close() })
 		} // else something else holds it: busy either way
 	}
-	logs := &testutil.SyncBuffer{}
-	base := startDemo(t, []string{"--demo"}, map[string]string{}, logs)
+	demo := hubtest.Serve(t, []string{"--demo"}, map[string]string{})
+	base, logs := demo.URL, demo.Stderr
 	if strings.HasSuffix(base, ":8080") {
 		t.Fatalf("the demo listens on %s, which the test holds", base)
 	}
@@ -147,31 +129,4 @@ func TestTakenPortNamesTheSetting(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startDemo runs the hub with args until the test ends and returns its URL.
-func startDemo(t *testing.T, args []string, env map[string]string, logs *testutil.SyncBuffer) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- hubtest.Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs,
-			func(url string) { urls <- url })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run(%v) = %v, want nil", args, err)
-		}
-	})
-	select {
-	case url := <-urls:
-		return url
-	case err := <-done:
-		done <- err
-		t.Fatalf("run(%v) = %v before listening; logs:\n%s", args, err, logs)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("hub did not listen within 10s; logs:\n%s", logs)
-	}
-	return ""
 }

@@ -94,24 +94,9 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 		"wrong credentials": strings.Replace(rs.URL(), "redis://", "redis://nobody:wrong@", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
-			done := make(chan error, 1)
-			env := map[string]string{"HUB_REDIS_URL": url}
-			listening := make(chan string, 1)
-			go func() {
-				done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs,
-					func(url string) { listening <- url })
-			}()
-			defer func() { cancel(); <-done }()
-			var addr string
-			select {
-			case addr = <-listening:
-			case err := <-done:
-				t.Fatalf("the hub did not start with redis.url %s: %v; logs:\n%s", url, err, logs)
-			case <-time.After(10 * time.Second):
-				t.Fatalf("the hub did not start with redis.url %s within 10s; logs:\n%s", url, logs)
-			}
+			hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, map[string]string{"HUB_REDIS_URL": url})
+			defer func() { _ = hub.Stop() }()
+			addr, logs := hub.URL, hub.Stderr
 			var found bool
 			for _, line := range logs.Lines() {
 				var l map[string]any

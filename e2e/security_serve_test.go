@@ -192,20 +192,9 @@ func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 	const secret = "s3nt1nel-Pa55"
 	url := "redis+sentinel://:" + secret + "@" + testutil.FreeAddr(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
 	env := map[string]string{"HUB_REDIS_URL": url, "HUB_SHUTDOWN_TIMEOUT": "5s"}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &testutil.SyncBuffer{}
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
-			io.Discard, logs, func(url string) { urls <- url })
-	}()
-	select {
-	case <-urls: // the start line is logged before run reports the address
-	case err := <-done:
-		t.Fatalf("run() = %v before listening; logs:\n%s", err, logs)
-	}
-	cancel()
-	<-done
+	hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, env) // the start line is logged before run reports the address
+	_ = hub.Stop()
+	logs := hub.Stderr
 	if !strings.Contains(logs.String(), "hub started") {
 		t.Fatalf("no start line in the logs:\n%s", logs)
 	}
