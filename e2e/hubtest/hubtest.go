@@ -32,10 +32,9 @@ type Hub struct {
 	RDB    *redis.Client
 	Pub    *pubsub.Publisher
 
-	Env    map[string]string // the whole environment it runs with
-	cancel context.CancelFunc
-	done   chan error
+	Env    map[string]string    // the whole environment it runs with
 	Output *testutil.SyncBuffer // what the hub logged (its stderr) since it last started
+	background
 }
 
 // Start runs the hub against rs with a key prefix of its own; env holds extra "KEY=VALUE" settings
@@ -89,20 +88,18 @@ func (h *Hub) Getenv(k string) string { return h.Env[k] }
 // Start runs the hub on listen and returns once it answers /readyz; app.Run says where it listens.
 func (h *Hub) Start(listen string) {
 	h.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	h.Output = &testutil.SyncBuffer{}
-	h.cancel, h.done = cancel, make(chan error, 1)
 	urls := make(chan string, 1)
-	go func() {
-		h.done <- app.Run(ctx, app.Env{Args: []string{"serve", "--listen", listen}, Getenv: h.Getenv,
+	h.background = goRun(func(ctx context.Context) error {
+		return app.Run(ctx, app.Env{Args: []string{"serve", "--listen", listen}, Getenv: h.Getenv,
 			Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: h.Output, Listening: func(url string) { urls <- url }})
-	}()
+	})
 	select {
 	case h.URL = <-urls:
 		h.Addr = h.URL[strings.Index(h.URL, "://")+3:]
 		h.WaitReady(15 * time.Second)
 	case err := <-h.done:
-		h.cancel = nil
+		h.returned()
 		h.t.Fatalf("app.Run returned before listening: %v\nlogs:\n%s", err, h.Output)
 	case <-time.After(15 * time.Second):
 		h.t.Fatalf("hub did not start listening within 15s; logs:\n%s", h.Output)
@@ -130,20 +127,7 @@ func (h *Hub) WaitReady(within time.Duration) {
 }
 
 // Stop cancels run's context and returns what run returned; it is idempotent.
-func (h *Hub) Stop() error {
-	if h.cancel == nil {
-		return nil
-	}
-	h.cancel()
-	h.cancel = nil
-	select {
-	case err := <-h.done:
-		return err
-	case <-time.After(30 * time.Second):
-		h.t.Errorf("app.Run did not return within 30s of cancel")
-		return fmt.Errorf("run did not return")
-	}
-}
+func (h *Hub) Stop() error { return h.stop(h.t, 30*time.Second) }
 
 // Restart stops the hub and runs it again on the same address, as a process restart would.
 func (h *Hub) Restart() {

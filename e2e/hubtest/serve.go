@@ -13,8 +13,8 @@ import (
 type Served struct {
 	URL            string // where it said it listens
 	Stdout, Stderr *testutil.SyncBuffer
-	cancel         context.CancelFunc
-	done           chan error
+	t              testing.TB
+	background
 }
 
 // Serve runs the program with args and env as its whole environment, and returns once it says where it listens.
@@ -22,13 +22,12 @@ type Served struct {
 // must return nil then, unless the test stopped it first with Stop.
 func Serve(t testing.TB, args []string, env map[string]string) *Served {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Served{Stdout: &testutil.SyncBuffer{}, Stderr: &testutil.SyncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	s := &Served{Stdout: &testutil.SyncBuffer{}, Stderr: &testutil.SyncBuffer{}, t: t}
 	urls := make(chan string, 1)
-	go func() {
-		s.done <- Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), s.Stdout, s.Stderr,
+	s.background = goRun(func(ctx context.Context) error {
+		return Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), s.Stdout, s.Stderr,
 			func(url string) { urls <- url })
-	}()
+	})
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			t.Errorf("run(%v) = %v, want nil", args, err)
@@ -37,7 +36,7 @@ func Serve(t testing.TB, args []string, env map[string]string) *Served {
 	select {
 	case s.URL = <-urls:
 	case err := <-s.done:
-		s.cancel = nil
+		s.returned()
 		t.Fatalf("run(%v) = %v before listening; logs:\n%s", args, err, s.Stderr)
 	case <-time.After(30 * time.Second):
 		t.Fatalf("run(%v) did not listen within 30s; logs:\n%s", args, s.Stderr)
@@ -46,11 +45,4 @@ func Serve(t testing.TB, args []string, env map[string]string) *Served {
 }
 
 // Stop cancels the run and returns what it returned; once stopped, Stop returns nil.
-func (s *Served) Stop() error {
-	if s.cancel == nil {
-		return nil
-	}
-	s.cancel()
-	s.cancel = nil
-	return <-s.done
-}
+func (s *Served) Stop() error { return s.stop(s.t, 30*time.Second) }
