@@ -26,7 +26,7 @@ func checkValidator(t *testing.T, name string, validate func(string) error, sent
 	}
 }
 
-// fitsAlphabet is the fuzz tests' own statement of a valid name: 1 to max bytes, each one allowed.
+// fitsAlphabet tells whether s has 1 to max bytes, each one allowed.
 func fitsAlphabet(s string, max int, allowed func(c byte) bool) bool {
 	if len(s) < 1 || len(s) > max {
 		return false
@@ -39,15 +39,24 @@ func fitsAlphabet(s string, max int, allowed func(c byte) bool) bool {
 	return true
 }
 
-// checkFuzzed fails when validate (called name) disagrees with valid on s, or fails without wrapping sentinel.
-func checkFuzzed(t *testing.T, name string, err error, s string, valid bool, sentinel error) {
-	t.Helper()
-	if valid != (err == nil) {
-		t.Fatalf("%s(%q) = %v, want valid=%v", name, s, err, valid)
+// fuzzName fuzzes validate (called name), from seeds, against the tests' own statement of a valid name: 1 to max
+// bytes, each one allowed. A refusal wraps sentinel, and no reserved or wire-breaking character is ever accepted.
+func fuzzName(f *testing.F, name string, validate func(string) error, sentinel error, max int, allowed func(c byte) bool, seeds ...string) {
+	for _, s := range seeds {
+		f.Add(s)
 	}
-	if err != nil && !errors.Is(err, sentinel) {
-		t.Fatalf("%s(%q) = %v, does not wrap %v", name, s, err, sentinel)
-	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := validate(s)
+		if valid := fitsAlphabet(s, max, allowed); valid != (err == nil) {
+			t.Fatalf("%s(%q) = %v, want valid=%v", name, s, err, valid)
+		}
+		if err != nil && !errors.Is(err, sentinel) {
+			t.Fatalf("%s(%q) = %v, does not wrap %v", name, s, err, sentinel)
+		}
+		if err == nil && strings.ContainsAny(s, "\r\n\x00{}*;= ") {
+			t.Fatalf("%s(%q) accepted a reserved or wire-breaking character", name, s)
+		}
+	})
 }
 
 func TestValidateTopic(t *testing.T) {
@@ -98,30 +107,13 @@ func TestValidateType(t *testing.T) {
 }
 
 func FuzzValidateTopic(f *testing.F) {
-	for _, s := range []string{"project.42", "", "a\r\nb", "{a}", "*", strings.Repeat("z", 129)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateTopic(s)
-		valid := fitsAlphabet(s, MaxTopicLen, func(c byte) bool {
-			return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
-		})
-		checkFuzzed(t, "ValidateTopic", err, s, valid, ErrBadTopic)
-		if err == nil && strings.ContainsAny(s, "\r\n\x00{}*;= ") {
-			t.Fatalf("ValidateTopic(%q) accepted a reserved or wire-breaking character", s)
-		}
-	})
+	fuzzName(f, "ValidateTopic", ValidateTopic, ErrBadTopic, MaxTopicLen, func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
+	}, "project.42", "", "a\r\nb", "{a}", "*", strings.Repeat("z", 129))
 }
 
 func FuzzValidateType(f *testing.F) {
-	for _, s := range []string{"progress", "", "A", "a\nb", strings.Repeat("z", 65)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateType(s)
-		valid := fitsAlphabet(s, MaxTypeLen, func(c byte) bool {
-			return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("._-", c) >= 0
-		})
-		checkFuzzed(t, "ValidateType", err, s, valid, ErrBadType)
-	})
+	fuzzName(f, "ValidateType", ValidateType, ErrBadType, MaxTypeLen, func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("._-", c) >= 0
+	}, "progress", "", "A", "a\nb", strings.Repeat("z", 65))
 }
