@@ -117,13 +117,7 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 // TestLogLinesAreJSON (#14, Also): the real binary, against a Redis that is not there, writes only JSON objects to
 // stderr, go-redis's own complaints included; timestamps carry milliseconds.
 func TestLogLinesAreJSON(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hub")
-	}
-	bin := filepath.Join(t.TempDir(), "hub")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Join(hubtest.BuildHub(t), "hub")
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "HUB_REDIS_URL=redis://127.0.0.1:1/0")
 	stderr, _ := cmd.StderrPipe()
