@@ -93,7 +93,15 @@ func (h *scriptedHub) seen() (lastIDs, queries []string) {
 	return append([]string(nil), h.lastIDs...), append([]string(nil), h.queries...)
 }
 
-// follow runs a Follower of topics on srv until the sink has n events (then cancels) or 10s pass.
+// progressFrames is the SSE text of one progress event (data {}) for each id, in order.
+func progressFrames(ids ...string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString("id: " + id + "\nevent: progress\ndata: {}\n\n")
+	}
+	return b.String()
+}
+
 // serve runs h for the test; the server closes when the test ends.
 func serve(t *testing.T, h *scriptedHub) *httptest.Server {
 	srv := httptest.NewServer(h)
@@ -109,6 +117,7 @@ func wantEvents(t *testing.T, rec *recorder, want, why string) {
 	}
 }
 
+// follow runs a Follower of topics on srv until the sink has n events (then cancels) or 10s pass.
 func follow(t *testing.T, srv *httptest.Server, f *Follower, n int) (*recorder, error) {
 	t.Helper()
 	c, err := NewClient(srv.URL, f.Client.Token)
@@ -138,8 +147,8 @@ func newFollower(topics ...string) *Follower {
 
 func TestFollowResumesWithLastEventID(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"5-0"}, scripts: []string{
-		"id: 6-0\nevent: progress\ndata: {}\n\nid: 7-0\nevent: progress\ndata: {}\n\n", // then the stream ends
-		"id: 7-0\nevent: progress\ndata: {}\n\n:heartbeat\n\nid: 8-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("6-0", "7-0"), // then the stream ends
+		progressFrames("7-0") + ":heartbeat\n\n" + progressFrames("8-0"),
 	}}
 	srv := serve(t, h)
 	rec, err := follow(t, srv, newFollower("t"), 3)
@@ -158,8 +167,8 @@ func TestFollowResumesWithLastEventID(t *testing.T) {
 
 func TestFollowMultiTopicCursor(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"1-0"}, scripts: []string{
-		"id: b=3-0;a=1-0\nevent: progress\ndata: {}\n\nid: a=4-0;b=3-0\nevent: progress\ndata: {}\n\n",
-		"id: b=5-0;a=4-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("b=3-0;a=1-0", "a=4-0;b=3-0"),
+		progressFrames("b=5-0;a=4-0"),
 	}}
 	srv := serve(t, h)
 	rec, _ := follow(t, srv, newFollower("a", "b"), 3)
@@ -172,7 +181,7 @@ func TestFollowMultiTopicCursor(t *testing.T) {
 
 func TestFollowResetReloadsTheSnapshot(t *testing.T) {
 	script := "event: reset\ndata: {\"topic\":\"t\",\"reason\":\"history-truncated\",\"oldest\":\"8-0\"}\n\n" +
-		"id: 8-0\nevent: progress\ndata: {}\n\nid: 9-0\nevent: progress\ndata: {}\n\nid: 11-0\nevent: progress\ndata: {}\n\n"
+		progressFrames("8-0", "9-0", "11-0")
 	for _, tt := range []struct {
 		toSnapshot bool
 		want       string
@@ -197,8 +206,8 @@ func TestFollowResetReloadsTheSnapshot(t *testing.T) {
 
 func TestFollowHistoryOnTheFirstConnectionOnly(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"9-0"}, scripts: []string{
-		"id: 3-0\nevent: progress\ndata: {}\n\nid: 9-0\nevent: progress\ndata: {}\n\n",
-		"id: 10-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("3-0", "9-0"),
+		progressFrames("10-0"),
 	}}
 	srv := serve(t, h)
 	f := newFollower("t")
@@ -214,7 +223,7 @@ func TestFollowHistoryOnTheFirstConnectionOnly(t *testing.T) {
 func TestFollowAuthExpiredReadsTheTokenAgain(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"1-0"}, scripts: []string{
 		"event: auth-expired\ndata: {}\n\n",
-		"id: 2-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("2-0"),
 	}}
 	srv := serve(t, h)
 	var mu sync.Mutex
