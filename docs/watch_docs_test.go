@@ -18,7 +18,10 @@ func TestWatchingDocsExamples(t *testing.T) {
 	env := []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_REDIS_PREFIX=" + h.Prefix}
 	block := markedBlocks(t, "docs/watching.md", "TestWatchingDocsExamples")[0]
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
-		args := watchDocWords(t, line)
+		args, err := hubtest.PlainWords(line)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if args[0] != "hub" {
 			t.Fatalf("docs/watching.md: %q does not run hub", line)
 		}
@@ -41,39 +44,4 @@ func TestWatchingDocsExamples(t *testing.T) {
 			t.Errorf("docs/watching.md: %s = %v after Ctrl-C, want nil", line, err)
 		}
 	}
-}
-
-// watchDocWords splits a command line as sh does for the docs' simple commands: words, 'single' and "double" quotes.
-func watchDocWords(t *testing.T, line string) []string {
-	t.Helper()
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(line); i++ {
-		switch c := line[i]; {
-		case c == '\'' || c == '"':
-			end := strings.IndexByte(line[i+1:], c)
-			if end < 0 {
-				t.Fatalf("unbalanced quote in %q", line)
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case strings.IndexByte("|&;<>()$`\\*?", c) >= 0:
-			t.Fatalf("%q needs a shell (%q); the in-process runner takes plain commands only", line, c)
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
