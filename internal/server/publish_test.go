@@ -19,13 +19,7 @@ import (
 // postPublish sends one POST /publish and returns the status and the answer's id, duplicate flag and error.
 func postPublish(t *testing.T, base, body string, header http.Header) (status int, id string, dup bool, msg string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/publish", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	req := call{name: "POST /publish", method: http.MethodPost, path: "/publish", header: header, body: body}.request(t, t.Context(), base)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST /publish %s: %v", body, err)
