@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 )
 
@@ -84,7 +85,7 @@ func TestComposeHubServicesRunRealCommands(t *testing.T) {
 			cmd = []string{"serve"} // the image's CMD
 		}
 		var stderr strings.Builder
-		err := run(context.Background(), append(slices.Clone(cmd), "-h"), func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr, nil)
+		err := hubtest.Run(context.Background(), append(slices.Clone(cmd), "-h"), func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr, nil)
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("service %s runs hub %s, which is not a hub command taking flags: run(%q -h) = %v, %s", name, strings.Join(cmd, " "), cmd, err, stderr.String())
 		}
@@ -183,7 +184,7 @@ func TestComposeMonitoringProfile(t *testing.T) {
 		} `yaml:"scrape_configs"`
 	}
 	src := pm["/etc/prometheus/prometheus.yml"]
-	if err := yaml.Unmarshal(readFile(t, src), &pcfg); err != nil || src == "" {
+	if err := yaml.Unmarshal(hubtest.ReadFile(t, src), &pcfg); err != nil || src == "" {
 		t.Fatalf("prometheus config %q: %v", src, err)
 	}
 	for _, r := range pcfg.RuleFiles {
@@ -222,11 +223,11 @@ func TestComposeMonitoringProfile(t *testing.T) {
 			Options struct{ Path string } `yaml:"options"`
 		} `yaml:"providers"`
 	}
-	if err := yaml.Unmarshal(readFile(t, path.Join(prov, "datasources/prometheus.yml")), &ds); err != nil || len(ds.Datasources) != 1 ||
+	if err := yaml.Unmarshal(hubtest.ReadFile(t, path.Join(prov, "datasources/prometheus.yml")), &ds); err != nil || len(ds.Datasources) != 1 ||
 		ds.Datasources[0].Type != "prometheus" || ds.Datasources[0].URL != "http://prometheus:9090" {
 		t.Errorf("grafana data sources %+v, %v; want prometheus at http://prometheus:9090", ds, err)
 	}
-	if err := yaml.Unmarshal(readFile(t, path.Join(prov, "dashboards/hub.yml")), &dash); err != nil || len(dash.Providers) != 1 {
+	if err := yaml.Unmarshal(hubtest.ReadFile(t, path.Join(prov, "dashboards/hub.yml")), &dash); err != nil || len(dash.Providers) != 1 {
 		t.Fatalf("grafana dashboard providers %+v, %v", dash, err)
 	}
 	if f := gm[path.Join(dash.Providers[0].Options.Path, "hub.json")]; f != "./deploy/grafana-dashboard.json" {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -61,7 +62,7 @@ func dockerBuildCommand(t testing.TB, version string) (env, args []string) {
 		}
 		cmd = strings.NewReplacer("${VERSION}", version, "${REVISION}", imageRevision,
 			"${TARGETOS}", runtime.GOOS, "${TARGETARCH}", runtime.GOARCH).Replace(cmd)
-		words := shellWords(cmd)
+		words := hubtest.ShellWords(cmd)
 		for strings.HasPrefix(words[0], "--mount=") { // RUN's own flags: the build caches
 			words = words[1:]
 		}
@@ -197,7 +198,7 @@ func TestDockerfileCopiesExist(t *testing.T) {
 // a listen on every interface, and non-zero against a closed port.
 func TestHealthcheckExitCodes(t *testing.T) {
 	bin := imageBinary(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	check := func(env []string, args ...string) error {
 		cmd := exec.Command(bin, append([]string{"healthcheck"}, args...)...)
 		cmd.Env = append(os.Environ(), env...)
@@ -220,14 +221,14 @@ func TestHealthcheckExitCodes(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Errorf("hub healthcheck against closed %s = %v, want exit status 1", closed, err)
 	}
-	if err := run(context.Background(), []string{"healthcheck", "--url", h.URL + "/healthz"}, func(string) string { return "" },
+	if err := hubtest.Run(context.Background(), []string{"healthcheck", "--url", h.URL + "/healthz"}, func(string) string { return "" },
 		strings.NewReader(""), io.Discard, io.Discard, nil); err != nil {
 		t.Errorf("run(healthcheck) = %v, want nil", err)
 	}
 }
 
 func closedAddr(t testing.TB) string {
-	port := freeBusPort(t) // free a moment ago, and nothing listens there now
+	port := hubtest.FreeBusPort(t) // free a moment ago, and nothing listens there now
 	return "127.0.0.1:" + strconv.Itoa(port)
 }
 

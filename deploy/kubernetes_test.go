@@ -29,6 +29,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -77,7 +78,7 @@ func loadKube(t *testing.T, dir string) *kubeApp {
 func (a *kubeApp) read(t *testing.T, dir string) {
 	t.Helper()
 	var k kustomization
-	decodeStrict(t, filepath.Join(dir, "kustomization.yaml"), readFile(t, filepath.Join(dir, "kustomization.yaml")), &k)
+	decodeStrict(t, filepath.Join(dir, "kustomization.yaml"), hubtest.ReadFile(t, filepath.Join(dir, "kustomization.yaml")), &k)
 	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
 		t.Errorf("%s/kustomization.yaml: %s %s, want kustomize.config.k8s.io/v1beta1 Kustomization", dir, k.APIVersion, k.Kind)
 	}
@@ -87,7 +88,7 @@ func (a *kubeApp) read(t *testing.T, dir string) {
 			a.read(t, p)
 			continue
 		}
-		a.decodeManifest(t, p, readFile(t, p))
+		a.decodeManifest(t, p, hubtest.ReadFile(t, p))
 	}
 	for _, g := range k.ConfigMapGenerator {
 		if len(g.Files) != 1 || path.Base(g.Files[0]) != "config.yaml" {
@@ -318,7 +319,7 @@ func checkProbes(t *testing.T, c corev1.Container, cfgFile string) {
 	if testing.Short() {
 		return
 	}
-	h := startHub(t, redistest.Start(t), "HUB_CONFIG="+cfgFile, "HUB_AUTH_PUBLIC_KEY_FILE="+testPublicKey(t), "HUB_METRICS_LISTEN=localhost:0")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_CONFIG="+cfgFile, "HUB_AUTH_PUBLIC_KEY_FILE="+testPublicKey(t), "HUB_METRICS_LISTEN=localhost:0")
 	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
 		resp, err := http.Get(h.URL + p.HTTPGet.Path)
 		if err != nil {

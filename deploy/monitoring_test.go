@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -19,7 +20,7 @@ import (
 // leave an alert that never fires and a panel that stays empty, and a series that only appears with its first event
 // would leave "No data" where a 0 belongs. Every alert waits (for:) and links to its runbook section.
 func TestAlertsAndDashboardUseExistingMetrics(t *testing.T) {
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	exposed := map[string]bool{}
 	for name := range testutil.Scrape(t, h.URL) {
 		exposed[name] = true

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/pubsub"
@@ -26,10 +27,10 @@ func TestDocsShowThePublishScript(t *testing.T) {
 // answers the same id, the second time marked as a duplicate, and the event is delivered and stored once. Only where
 // it points is changed: a redis-cli on PATH that reaches the test's server, and the test's key prefix for "hub".
 func TestDocsRedisCliExamplePublishes(t *testing.T) {
-	needTool(t, "redis-cli", "sh")
+	hubtest.NeedTool(t, "redis-cli", "sh")
 	block := markedBlocks(t, "docs/publishing.md", "TestDocsRedisCliExamplePublishes")[0]
 	rs := redistest.StartReal(t, redistest.Options{})
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0")
 
 	bin := t.TempDir()

@@ -33,7 +33,7 @@ func shell(t *testing.T, dir, bin, script string, within time.Duration, env ...s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second // what it left in the background holds the output open; the kill below ends it
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Start()
 	if err == nil {
@@ -46,9 +46,9 @@ func shell(t *testing.T, dir, bin, script string, within time.Duration, env ...s
 // The shell and HTTP examples of docs/publishing.md, run as written by sh against a hub and a real Redis: only where
 // they point changes (the hub's address, the Redis URL, the test's key prefix through HUB_REDIS_PREFIX).
 func TestDocsPublishExamples(t *testing.T) {
-	needTool(t, "sh", "curl")
+	hubtest.NeedTool(t, "sh", "curl")
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	bin := hubtest.BuildHub(t)
 	blocks := markedBlocks(t, "docs/publishing.md", "TestDocsPublishExamples")
 	if len(blocks) != 2 {
@@ -78,7 +78,7 @@ func TestDocsPublishExamples(t *testing.T) {
 // streams, an agent token that publishes, a session cookie. Where it points changes (the port, the Redis URL), the
 // stream is cut after 3 s (curl --max-time), and the script waits for the hub it started to answer before going on.
 func TestDocsSecurityExample(t *testing.T) {
-	needTool(t, "sh", "curl", "openssl")
+	hubtest.NeedTool(t, "sh", "curl", "openssl")
 	rs := redistest.Start(t)
 	bin := hubtest.BuildHub(t)
 	port := strings.TrimPrefix(testutil.FreeAddr(t), "127.0.0.1:")
@@ -108,7 +108,7 @@ func TestDocsSecurityExample(t *testing.T) {
 }
 
 // xlen is the length of topic's stream, failing the test when Redis does not answer.
-func xlen(t *testing.T, h *testHub, topic string) int64 {
+func xlen(t *testing.T, h *hubtest.Hub, topic string) int64 {
 	t.Helper()
 	n, err := h.RDB.XLen(t.Context(), h.StreamKey(topic)).Result()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 )
 
@@ -16,7 +17,7 @@ import (
 // each row is held to it here: the variable is the key's, the default is config.yaml's.
 func TestDocsSecurityConfigTableMatchesConfigYAML(t *testing.T) {
 	var ref map[string]any
-	if err := yaml.Unmarshal(readFile(t, "config.yaml"), &ref); err != nil {
+	if err := yaml.Unmarshal(hubtest.ReadFile(t, "config.yaml"), &ref); err != nil {
 		t.Fatal(err)
 	}
 	rows := securityConfigRows(t)
@@ -49,7 +50,7 @@ func TestDocsSecurityConfigTableMatchesConfigYAML(t *testing.T) {
 // securityConfigRows reads the cells of the table under "## Configuration" in docs/security.md.
 func securityConfigRows(t *testing.T) [][]string {
 	t.Helper()
-	_, section, ok := strings.Cut(string(readFile(t, "docs/security.md")), "\n## Configuration\n")
+	_, section, ok := strings.Cut(string(hubtest.ReadFile(t, "docs/security.md")), "\n## Configuration\n")
 	if !ok {
 		t.Fatal("docs/security.md has no Configuration section")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -15,7 +16,7 @@ func TestDocsEventsExamples(t *testing.T) {
 	const page = "docs/events.md"
 	lines := strings.Split(doc(t, page), "\n")
 	rs := redistest.Start(t)
-	var h *testHub
+	var h *hubtest.Hub
 	ran := 0
 	for _, b := range shellBlocks(t, page) {
 		if b.marker != "<!-- run by TestDocsEventsExamples -->" {
@@ -23,17 +24,17 @@ func TestDocsEventsExamples(t *testing.T) {
 		}
 		var got strings.Builder
 		for _, line := range strings.Split(strings.TrimSpace(b.text), "\n") {
-			env, words := map[string]string{}, shellWords(line)
+			env, words := map[string]string{}, hubtest.ShellWords(line)
 			for len(words) > 0 && strings.HasPrefix(words[0], "HUB_") {
 				k, v, _ := strings.Cut(words[0], "=")
 				env[k], words = v, words[1:]
 			}
 			switch {
 			case strings.Join(words, " ") == "hub serve &":
-				h = startHub(t, rs, "HUB_EVENTS_VALIDATION="+env["HUB_EVENTS_VALIDATION"])
+				h = hubtest.Start(t, rs, "HUB_EVENTS_VALIDATION="+env["HUB_EVENTS_VALIDATION"])
 			case len(words) > 2 && words[0] == "hub" && words[1] == "publish":
 				env["HUB_REDIS_URL"], env["HUB_REDIS_PREFIX"] = rs.URL(), redistest.Prefix(t)
-				_, stdout, stderr := hubCLI(t, env, words[1:]...)
+				_, stdout, stderr := hubtest.CLI(t, env, words[1:]...)
 				got.WriteString(stdout + stderr)
 			case len(words) > 0 && words[0] == "curl" && h != nil:
 				got.WriteString(docCurl(t, h, words))
@@ -53,7 +54,7 @@ func TestDocsEventsExamples(t *testing.T) {
 
 // docCurl sends what a curl line of the docs asks (-H, -d, a localhost:8080 URL) to the test's hub, and returns the
 // answer's body.
-func docCurl(t *testing.T, h *testHub, words []string) string {
+func docCurl(t *testing.T, h *hubtest.Hub, words []string) string {
 	t.Helper()
 	var url, body string
 	hdr := http.Header{}

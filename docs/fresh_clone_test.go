@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -24,7 +25,7 @@ import (
 // CLI, HTTP, redis-cli with the script file), and watch with curl and hub watch. Only where the commands point
 // changes: the demo moves to free ports, so the loop is pointed at the ones it logged.
 func TestFreshCloneFollowsTheREADME(t *testing.T) {
-	needTool(t, "git", "sh", "curl", "redis-cli")
+	hubtest.NeedTool(t, "git", "sh", "curl", "redis-cli")
 	for _, addr := range []string{config.Default().Listen, config.Default().Redis.EmbeddedAddr} {
 		if ln, err := net.Listen("tcp", addr); err == nil {
 			t.Cleanup(func() { ln.Close() })
@@ -56,7 +57,7 @@ func TestFreshCloneFollowsTheREADME(t *testing.T) {
 		cmd = strings.ReplaceAll(cmd, "hub watch ", "hub watch --url "+base+" ") // its default is 127.0.0.1:8080
 		return strings.ReplaceAll(cmd, "-p 6380", "-p "+redisPort)
 	}
-	var watchers []*syncBuffer
+	var watchers []*testutil.SyncBuffer
 	var publishes []string
 	for _, cmd := range commandsOf(blocks[1]) {
 		if strings.Contains(cmd, "curl -N") || strings.Contains(cmd, "hub watch") {
@@ -127,7 +128,7 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	urls, logs := make(chan string, 1), &syncBuffer{}
+	urls, logs := make(chan string, 1), &testutil.SyncBuffer{}
 	go func() {
 		for sc := bufio.NewScanner(stdout); sc.Scan(); {
 			var l struct{ Message, URL string }
@@ -159,9 +160,9 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 
 // startShell runs a command that does not end by itself (a stream) in dir until the test ends, and returns its
 // output as it comes.
-func startShell(t *testing.T, dir, command string) *syncBuffer {
+func startShell(t *testing.T, dir, command string) *testutil.SyncBuffer {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
 	if err := cmd.Start(); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/lease"
@@ -96,7 +97,7 @@ func parseScrape(t *testing.T, b []byte) map[string]*dto.MetricFamily {
 // HUB_FRESH_SCRAPE=FILE keeps the scrape.
 func TestFreshHubMetricsMatchTheDocs(t *testing.T) {
 	doc := metricsDoc(t)
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	body := rawScrape(t, h.URL+"/metrics")
 	if p := os.Getenv("HUB_FRESH_SCRAPE"); p != "" {
 		if err := os.WriteFile(p, body, 0o644); err != nil {

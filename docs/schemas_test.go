@@ -17,6 +17,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/syncverse/hub/e2e/hubtest"
+	"github.com/syncverse/hub/internal/app"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -78,9 +80,9 @@ func (s eventSchema) check(data []byte) error {
 // The hub's own set, embedded in the binary, says the same of each.
 func TestEventSchemasAndTheirExamples(t *testing.T) {
 	schemas := loadEventSchemas(t)
-	embedded, err := compileEventSchemas()
+	embedded, err := app.CompileEventSchemas()
 	if err != nil {
-		t.Fatalf("compileEventSchemas() = %v", err)
+		t.Fatalf("app.CompileEventSchemas() = %v", err)
 	}
 	for _, name := range eventSchemas {
 		for i, ex := range schemas[name].examples {
@@ -121,7 +123,7 @@ func TestEventSchemasAndTheirExamples(t *testing.T) {
 // What the lease library announces (every state, with and without a workflow) is what lock.json says a lock
 // event is, so a strict hub never refuses a lease's events and the hub never counts them invalid.
 func TestEventSchemaLockMatchesTheLease(t *testing.T) {
-	set, err := compileEventSchemas()
+	set, err := app.CompileEventSchemas()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func leaseStates(t *testing.T) []string {
 // twice) match health.json, and the hub found nothing invalid on publish or on receipt.
 func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 	schemas := loadEventSchemas(t)
-	h := startHub(t, redistest.StartReal(t, redistest.Options{}), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms",
+	h := hubtest.Start(t, redistest.StartReal(t, redistest.Options{}), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms",
 		"HUB_EVENTS_VALIDATION=strict")
 	defer func() {
 		for _, m := range testutil.Scrape(t, h.URL)["hub_events_invalid_total"].GetMetric() {

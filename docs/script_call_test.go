@@ -7,16 +7,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
 // The shortest publish call docs/publishing.md shows, two keys and three arguments, run by sh with redis-cli against a
 // real Redis, publishes an event the hub delivers.
 func TestScriptShortestCall(t *testing.T) {
-	needTool(t, "redis-cli", "sh")
+	hubtest.NeedTool(t, "redis-cli", "sh")
 	block := markedBlocks(t, "docs/publishing.md", "TestScriptShortestCall")[0]
 	rs := redistest.StartReal(t, redistest.Options{})
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	host, port, _ := strings.Cut(rs.Addr, ":")
 	script := strings.ReplaceAll(strings.ReplaceAll(block, "'hub:{", "'"+h.Prefix+":{"), "redis-cli ", "redis-cli -h "+host+" -p "+port+" ")
 	out, err := exec.Command("sh", "-c", script).CombinedOutput()
@@ -25,7 +26,7 @@ func TestScriptShortestCall(t *testing.T) {
 		t.Fatalf("the shortest call = %v, output %q; want an event id\n%s", err, out, script)
 	}
 	var page bytes.Buffer
-	if _, err := runCmd(t, &page, nil, "history", "--topic", "project.42", "--url", h.URL); err != nil || !strings.Contains(page.String(), id) ||
+	if _, err := hubtest.RunCmd(t, &page, nil, "history", "--topic", "project.42", "--url", h.URL); err != nil || !strings.Contains(page.String(), id) ||
 		!strings.Contains(page.String(), `"progress":0.4`) {
 		t.Errorf("hub history after the shortest call = %v, printed %s; want event %s", err, page.String(), id)
 	}

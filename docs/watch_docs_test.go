@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -13,11 +14,14 @@ import (
 // added to the commands that talk to it, and the watch is stopped once it has printed the published event.
 func TestWatchingDocsExamples(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	env := []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_REDIS_PREFIX=" + h.Prefix}
 	block := markedBlocks(t, "docs/watching.md", "TestWatchingDocsExamples")[0]
 	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
-		args := watchDocWords(t, line)
+		args, err := hubtest.PlainWords(line)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if args[0] != "hub" {
 			t.Fatalf("docs/watching.md: %q does not run hub", line)
 		}
@@ -25,14 +29,14 @@ func TestWatchingDocsExamples(t *testing.T) {
 		if args[0] != "publish" {
 			args = append(args, "--url", h.URL)
 		}
-		var out syncBuffer
+		var out testutil.SyncBuffer
 		if args[0] != "watch" {
-			if stderr, err := runCmd(t, &out, env, args...); err != nil || !strings.Contains(out.String(), "demo") && args[0] != "publish" {
+			if stderr, err := hubtest.RunCmd(t, &out, env, args...); err != nil || !strings.Contains(out.String(), "demo") && args[0] != "publish" {
 				t.Errorf("docs/watching.md: %s = %v, printed %q (stderr %s)", line, err, out.String(), stderr)
 			}
 			continue
 		}
-		w := startCmd(t, &out, env, args...)
+		w := hubtest.StartCmd(t, &out, env, args...)
 		testutil.Eventually(t, 10*time.Second, line+" printing the published event", func() bool {
 			return strings.Contains(out.String(), "demo progress wf-1 compile · 40% · running")
 		})
@@ -40,39 +44,4 @@ func TestWatchingDocsExamples(t *testing.T) {
 			t.Errorf("docs/watching.md: %s = %v after Ctrl-C, want nil", line, err)
 		}
 	}
-}
-
-// watchDocWords splits a command line as sh does for the docs' simple commands: words, 'single' and "double" quotes.
-func watchDocWords(t *testing.T, line string) []string {
-	t.Helper()
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(line); i++ {
-		switch c := line[i]; {
-		case c == '\'' || c == '"':
-			end := strings.IndexByte(line[i+1:], c)
-			if end < 0 {
-				t.Fatalf("unbalanced quote in %q", line)
-			}
-			cur.WriteString(line[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case strings.IndexByte("|&;<>()$`\\*?", c) >= 0:
-			t.Fatalf("%q needs a shell (%q); the in-process runner takes plain commands only", line, c)
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }

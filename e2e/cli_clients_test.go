@@ -21,7 +21,7 @@ import (
 // through POST /publish and prints the hub's warnings; a 401 names the ways of giving a token.
 func TestClientsShareHubURLAndToken(t *testing.T) {
 	const secret = "clients-test-secret-0123456789abcdef"
-	h := startHub(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+secret)
+	h := hubtest.Start(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+secret)
 	tok, err := auth.Sign([]byte(secret), auth.Grant{Subscribe: []string{"cli.*"}, Publish: []string{"cli.*"}},
 		auth.Claims{Subject: "agent-7", TTL: time.Hour}, time.Now())
 	if err != nil {
@@ -30,7 +30,7 @@ func TestClientsShareHubURLAndToken(t *testing.T) {
 	env := []string{"HUB_URL=" + h.URL, "HUB_TOKEN=" + tok, "HUB_*=HUB_URL\nHUB_TOKEN"}
 
 	var out bytes.Buffer
-	stderr, err := runCmd(t, &out, env, "publish", "--topic", "cli.one", "--idempotency-key", "k1", "--data", `{"workflow":"w","progress":40}`)
+	stderr, err := hubtest.RunCmd(t, &out, env, "publish", "--topic", "cli.one", "--idempotency-key", "k1", "--data", `{"workflow":"w","progress":40}`)
 	id := strings.TrimSpace(out.String())
 	if err != nil || !strings.Contains(id, "-") {
 		t.Fatalf("hub publish with HUB_URL = %v, printed %q (stderr %s), want the event's id", err, out.String(), stderr)
@@ -39,13 +39,13 @@ func TestClientsShareHubURLAndToken(t *testing.T) {
 		t.Errorf("hub publish of a bad progress said %q, want %q", stderr, want)
 	}
 	out.Reset()
-	stderr, err = runCmd(t, &out, env, "publish", "--topic", "cli.one", "--idempotency-key", "k1", "--data", `{"workflow":"w","progress":40}`)
+	stderr, err = hubtest.RunCmd(t, &out, env, "publish", "--topic", "cli.one", "--idempotency-key", "k1", "--data", `{"workflow":"w","progress":40}`)
 	if err != nil || strings.TrimSpace(out.String()) != id || !strings.Contains(stderr, "hub publish: key k1 was published before as "+id+"; nothing stored now") {
 		t.Errorf("hub publish again with its key = %v, printed %q, said %q; want the first id and that nothing was stored", err, out.String(), stderr)
 	}
 
 	out.Reset()
-	stderr, err = runCmd(t, &out, env, "history", "--topic", "cli.one")
+	stderr, err = hubtest.RunCmd(t, &out, env, "history", "--topic", "cli.one")
 	if err != nil || stderr != "" || !strings.Contains(out.String(), id) || strings.Count(out.String(), `"id"`) != 1 {
 		t.Errorf("hub history with HUB_URL and HUB_TOKEN = %v (stderr %q), printed %s; want the one event", err, stderr, out.String())
 	}
@@ -60,12 +60,12 @@ func TestClientsShareHubURLAndToken(t *testing.T) {
 		{"a token of another hub", []string{"HUB_URL=" + h.URL, "HUB_TOKEN=" + tok[:len(tok)-4] + "AAAA"},
 			"the token was refused (expired, or not for this hub?): give a valid one with --token-file FILE, --token-env NAME or the HUB_TOKEN variable"},
 	} {
-		_, err := runCmd(t, &bytes.Buffer{}, c.env, "topics")
+		_, err := hubtest.RunCmd(t, &bytes.Buffer{}, c.env, "topics")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("hub topics with %s = %v, want %q", c.name, err, c.want)
 		}
 	}
-	_, err = runCmd(t, &bytes.Buffer{}, []string{"HUB_URL=" + h.URL}, "publish", "--topic", "cli.one", "--data", "{}")
+	_, err = hubtest.RunCmd(t, &bytes.Buffer{}, []string{"HUB_URL=" + h.URL}, "publish", "--topic", "cli.one", "--data", "{}")
 	if err == nil || !strings.Contains(err.Error(), "POST /publish: 401") || !strings.Contains(err.Error(), "HUB_TOKEN") {
 		t.Errorf("hub publish through the hub without a token = %v, want the 401 and how to give a token", err)
 	}
@@ -74,19 +74,19 @@ func TestClientsShareHubURLAndToken(t *testing.T) {
 // The client commands warn of a HUB_* variable nobody reads, in one line naming the nearest known one, and go on;
 // hub serve and config check know HUB_URL and HUB_TOKEN and do not refuse them.
 func TestClientsWarnOfUnknownVariables(t *testing.T) {
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	h.Publish("cli.two", "progress", `{"workflow":"w"}`)
 	var out bytes.Buffer
-	stderr, err := runCmd(t, &out, []string{"HUB_ULR=x", "HUB_TOKN=y", "HUB_*=HUB_ULR\nHUB_TOKN"}, "topics", "--url", h.URL)
+	stderr, err := hubtest.RunCmd(t, &out, []string{"HUB_ULR=x", "HUB_TOKN=y", "HUB_*=HUB_ULR\nHUB_TOKN"}, "topics", "--url", h.URL)
 	want := "hub topics: warning: HUB_ULR: unknown variable (did you mean HUB_URL?); HUB_TOKN: unknown variable (did you mean HUB_TOKEN?); ignored\n"
 	if err != nil || stderr != want || !strings.Contains(out.String(), "cli.two") {
 		t.Errorf("hub topics with HUB_ULR and HUB_TOKN = %v, said %q, printed %q; want %q and the topics", err, stderr, out.String(), want)
 	}
-	code, stdout, stderr2 := hubCLI(t, map[string]string{"HUB_URL": h.URL, "HUB_TOKEN": "t", "HUB_*": "HUB_URL\nHUB_TOKEN"}, "config", "check")
+	code, stdout, stderr2 := hubtest.CLI(t, map[string]string{"HUB_URL": h.URL, "HUB_TOKEN": "t", "HUB_*": "HUB_URL\nHUB_TOKEN"}, "config", "check")
 	if code != 0 || !strings.Contains(stdout, "configuration ok") {
 		t.Errorf("hub config check with HUB_URL and HUB_TOKEN set: exit %d, stderr %s; want them known", code, stderr2)
 	}
-	code, _, stderr2 = hubCLI(t, nil, "publish", "--topic", "t", "--url", h.URL, "--redis-url", "redis://127.0.0.1:1", "--publisher", "p")
+	code, _, stderr2 = hubtest.CLI(t, nil, "publish", "--topic", "t", "--url", h.URL, "--redis-url", "redis://127.0.0.1:1", "--publisher", "p")
 	if code != 2 || !strings.HasPrefix(stderr2, "hub publish: --url and --redis-url: give one (--url publishes through the hub, --redis-url through Redis); "+
 		"--publisher: through the hub (--url or HUB_URL) the token's subject is the publisher\n") {
 		t.Errorf("hub publish --url --redis-url --publisher: exit %d, said %q; want both problems and the help", code, stderr2)
@@ -119,20 +119,20 @@ func TestPublishToADeadRedisSaysOneLine(t *testing.T) {
 // then finds it; a Redis that is not there is one line of error.
 func TestCLIScriptPrintsAndLoads(t *testing.T) {
 	sha := pubsub.ScriptSHA(pubsub.PublishScript)
-	code, stdout, stderr := hubCLI(t, nil, "script")
+	code, stdout, stderr := hubtest.CLI(t, nil, "script")
 	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "sha1 "+sha+" (pubsub/publish.lua)\n") ||
 		!strings.Contains(stdout, "  ARGV[6]  the MINID for history.max_age") || !strings.Contains(stdout, "NOSCRIPT") {
 		t.Errorf("hub script: exit %d, stderr %q, stdout:\n%s\nwant the SHA1, the layout and the NOSCRIPT fallback", code, stderr, stdout)
 	}
 	rs := redistest.StartReal(t, redistest.Options{})
-	code, stdout, stderr = hubCLI(t, nil, "script", "--load", "--redis-url", rs.URL())
+	code, stdout, stderr = hubtest.CLI(t, nil, "script", "--load", "--redis-url", rs.URL())
 	if code != 0 || stdout != sha+"\n" {
 		t.Fatalf("hub script --load: exit %d, stdout %q, stderr %q; want the SHA1", code, stdout, stderr)
 	}
 	if ok, err := rs.Client().ScriptExists(context.Background(), sha).Result(); err != nil || !ok[0] {
 		t.Errorf("SCRIPT EXISTS %s after hub script --load = %v, %v", sha, ok, err)
 	}
-	code, _, stderr = hubCLI(t, nil, "script", "--load")
+	code, _, stderr = hubtest.CLI(t, nil, "script", "--load")
 	if code != 1 || !strings.Contains(stderr, "hub: hub script --load: redis.url (HUB_REDIS_URL, --redis-url) is empty") {
 		t.Errorf("hub script --load without a Redis: exit %d, stderr %q", code, stderr)
 	}

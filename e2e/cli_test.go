@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"github.com/syncverse/hub/e2e/hubtest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -45,7 +46,7 @@ func TestCLIHelpVersionAndErrors(t *testing.T) {
 		{args: []string{"config", "chek"}, code: 2, noStdout: true, stderr: []string{`^hub: unknown command "config chek"\n`}},
 		{args: []string{"help", "publish", "x"}, code: 2, noStdout: true, stderr: []string{`^hub help: unknown command "publish x"\n`}},
 	} {
-		code, stdout, stderr := hubCLI(t, nil, c.args...)
+		code, stdout, stderr := hubtest.CLI(t, nil, c.args...)
 		if code != c.code {
 			t.Errorf("hub %v: exit %d, want %d\nstdout: %s\nstderr: %s", c.args, code, c.code, stdout, stderr)
 		}
@@ -71,7 +72,7 @@ func TestCLIHelpVersionAndErrors(t *testing.T) {
 // `hub help` lists every command with one line, and each command's help has the one format: a usage line, what it
 // does, only its own flags, and an example; `hub help NAME` and `hub NAME -h` print the same.
 func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
-	_, list, _ := hubCLI(t, nil, "help")
+	_, list, _ := hubtest.CLI(t, nil, "help")
 	for _, name := range listedCommands {
 		if !regexp.MustCompile(`(?m)^  ` + name + ` +\S.*$`).MatchString(list) {
 			t.Errorf("hub help does not list %q with a line of its own:\n%s", name, list)
@@ -79,7 +80,7 @@ func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
 	}
 	for _, cmd := range commands() {
 		words := strings.Fields(cmd.name)
-		code, help, stderr := hubCLI(t, nil, append([]string{"help"}, words...)...)
+		code, help, stderr := hubtest.CLI(t, nil, append([]string{"help"}, words...)...)
 		if code != 0 || stderr != "" {
 			t.Errorf("hub help %s: exit %d, stderr %q; want 0 and nothing", cmd.name, code, stderr)
 		}
@@ -87,7 +88,7 @@ func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
 		if !regexp.MustCompile(form).MatchString(help) {
 			t.Errorf("hub help %s =\n%s\nwant the form %s", cmd.name, help, form)
 		}
-		code, dashH, _ := hubCLI(t, nil, append(words, "-h")...)
+		code, dashH, _ := hubtest.CLI(t, nil, append(words, "-h")...)
 		if code != 0 || dashH != help {
 			t.Errorf("hub %s -h: exit %d and\n%s\nwant 0 and what hub help %s prints:\n%s", cmd.name, code, dashH, cmd.name, help)
 		}
@@ -98,7 +99,7 @@ func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
 			continue
 		}
 		args := append(strings.Fields(cmd.name), "stray-arg")
-		code, _, stderr := hubCLI(t, nil, args...)
+		code, _, stderr := hubtest.CLI(t, nil, args...)
 		want := `hub ` + cmd.name + `: unexpected argument "stray-arg" (flags only; run "hub ` + cmd.name + ` -h" for help)`
 		if code != 2 || !strings.Contains(stderr, want) {
 			t.Errorf("hub %v: exit %d, stderr %q; want 2 and %q", args, code, stderr, want)
@@ -106,7 +107,7 @@ func TestCLIEveryCommandHasTheSameHelp(t *testing.T) {
 	}
 	// Only the command's own flags: publish has no --listen, healthcheck no --redis-url, token neither.
 	for _, c := range []struct{ cmd, flag string }{{"publish", "--listen"}, {"healthcheck", "--redis-url"}, {"token", "--listen"}, {"token", "--redis-url"}} {
-		if _, help, _ := hubCLI(t, nil, "help", c.cmd); strings.Contains(help, c.flag+" ") {
+		if _, help, _ := hubtest.CLI(t, nil, "help", c.cmd); strings.Contains(help, c.flag+" ") {
 			t.Errorf("hub help %s lists %s, which is not its flag:\n%s", c.cmd, c.flag, help)
 		}
 	}
@@ -132,7 +133,7 @@ func TestCLIConfigCheck(t *testing.T) {
 		"HUB_AUTH_HMAC_SECRET_FILE": secret,
 		"HUB_REDIS_URL":             "redis://:redis-password-1@127.0.0.1:6379/0",
 	}
-	code, stdout, stderr := hubCLI(t, env, "config", "check", "--config", file, "--listen", "127.0.0.1:9002")
+	code, stdout, stderr := hubtest.CLI(t, env, "config", "check", "--config", file, "--listen", "127.0.0.1:9002")
 	if code != 0 || stderr != "" {
 		t.Fatalf("hub config check: exit %d, stderr %q; want 0 and nothing", code, stderr)
 	}
@@ -155,7 +156,7 @@ func TestCLIConfigCheck(t *testing.T) {
 		}
 	}
 	// The file's own line is the source where neither a variable nor a flag overrides it.
-	if _, stdout, _ := hubCLI(t, nil, "config", "check", "--config", file); !regexp.MustCompile(`(?m)^sse\.heartbeat +5s +file ` + regexp.QuoteMeta(file) + `:3$`).MatchString(stdout) {
+	if _, stdout, _ := hubtest.CLI(t, nil, "config", "check", "--config", file); !regexp.MustCompile(`(?m)^sse\.heartbeat +5s +file ` + regexp.QuoteMeta(file) + `:3$`).MatchString(stdout) {
 		t.Errorf("hub config check --config: no sse.heartbeat line from %s:3:\n%s", file, stdout)
 	}
 }
@@ -168,7 +169,7 @@ func TestCLIConfigProblems(t *testing.T) {
 		"hub: " + bad + `: line 5: sse.heartbeat: "15" needs a unit, e.g. 15s` + "\n" +
 		"hub: " + bad + `: line 7: limits.max_connections: "many" is not a number` + "\n"
 	for _, args := range [][]string{{"config", "check", "--config", bad}, {"serve", "--config", bad}, {"--config", bad}} {
-		code, stdout, stderr := hubCLI(t, nil, args...)
+		code, stdout, stderr := hubtest.CLI(t, nil, args...)
 		if code != 1 || stdout != "" || stderr != want {
 			t.Errorf("hub %v: exit %d, stdout %q, stderr\n%s\nwant 1, nothing, and\n%s", args, code, stdout, stderr, want)
 		}
@@ -184,7 +185,7 @@ func TestCLIConfigProblems(t *testing.T) {
 			"hub: HUB_REDIS_URL_FILE: cannot read " + bad + ".missing: no such file or directory\n"},
 		{nil, []string{"--listen", "0.0.0.0:9"}, "hub: listen 0.0.0.0:9 is not a loopback address and no auth is configured"},
 	} {
-		code, _, stderr := hubCLI(t, c.env, append([]string{"config", "check"}, c.args...)...)
+		code, _, stderr := hubtest.CLI(t, c.env, append([]string{"config", "check"}, c.args...)...)
 		if code != 1 || !strings.HasPrefix(stderr, c.want) {
 			t.Errorf("hub config check %v with %v: exit %d, stderr %q; want 1 and %q", c.args, c.env, code, stderr, c.want)
 		}
@@ -208,7 +209,7 @@ func TestCLIDocsExamples(t *testing.T) {
 			if len(args) == 0 || args[0] != "hub" {
 				t.Fatalf("docs/cli.md: %q is not a hub command line this test can run", line)
 			}
-			if code, stdout, stderr := hubCLI(t, nil, args[1:]...); code != 0 || stdout == "" {
+			if code, stdout, stderr := hubtest.CLI(t, nil, args[1:]...); code != 0 || stdout == "" {
 				t.Errorf("docs/cli.md: %s: exit %d, stdout %q, stderr %q; want 0 and output", line, code, stdout, stderr)
 			}
 		}

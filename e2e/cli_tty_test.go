@@ -13,6 +13,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -90,7 +91,7 @@ func TestCLIDispatchProgressOnTerminal(t *testing.T) {
 // draws nothing even on a terminal.
 func TestCLIBenchProgressOnTerminal(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	args := []string{"hub-bench", "--url", h.URL, "--redis-url", rs.URL(), "--prefix", h.Prefix, "--scenario", "fanout",
 		"--conns", "3", "--events", "40", "--rate", "40", "--drain", "10s"}
 	screen, stdout, err := onTerminal(t, nil, args...)
@@ -116,7 +117,7 @@ func TestCLIBenchProgressOnTerminal(t *testing.T) {
 func TestCLISecretFiles(t *testing.T) {
 	const secret = "secret-from-a-mounted-file-0123456789"
 	env := map[string]string{"HUB_AUTH_HMAC_SECRET_FILE": writeFile(t, "hmac", secret+"\n")}
-	code, stdout, stderr := hubCLI(t, env, "token", "--subscribe", "project.*")
+	code, stdout, stderr := hubtest.CLI(t, env, "token", "--subscribe", "project.*")
 	if code != 0 {
 		t.Fatalf("hub token with HUB_AUTH_HMAC_SECRET_FILE: exit %d, %s", code, stderr)
 	}
@@ -128,7 +129,7 @@ func TestCLISecretFiles(t *testing.T) {
 
 	rs := redistest.Start(t)
 	const prefix = "secretfile"
-	h := runDeployed(t, map[string]string{"HUB_REDIS_URL_FILE": writeFile(t, "redis-url", rs.URL()+"\n"), "HUB_REDIS_PREFIX": prefix})
+	h := hubtest.RunDeployed(t, map[string]string{"HUB_REDIS_URL_FILE": writeFile(t, "redis-url", rs.URL()+"\n"), "HUB_REDIS_PREFIX": prefix})
 	resp, err := h.Client().Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"t1","data":{"a":1}}`))
 	if err != nil {
 		t.Fatal(err)

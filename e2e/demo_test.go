@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -20,25 +22,7 @@ import (
 // seconds a client sees workflow progress and the agents' lock events.
 func TestDemoWithEmbeddedRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_EMBEDDED_ADDR": "127.0.0.1:0", "HUB_LOG_LEVEL": "warn"}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- run(ctx, []string{"--demo", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
-			io.Discard, logs, func(url string) { urls <- url })
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run() = %v, want nil", err)
-		}
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("hub did not listen within 10s; logs:\n%s", logs)
-	}
+	base := hubtest.Serve(t, []string{"--demo", "--listen", "127.0.0.1:0"}, env).URL
 	c := ssetest.Open(t, base, ssetest.TopicQuery("demo"), "0-0")
 	seen := map[string]bool{}
 	for deadline := time.Now().Add(10 * time.Second); !(seen["progress"] && seen["lock"]) && time.Now().Before(deadline); {
@@ -65,9 +49,9 @@ func TestDemoCommandPublishesToRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	go func() {
-		done <- run(ctx, []string{"demo"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs, nil)
+		done <- hubtest.Run(ctx, []string{"demo"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs, nil)
 	}()
 	key := pubsub.Keys{Prefix: prefix}.Stream("demo")
 	var n int64
@@ -83,7 +67,7 @@ func TestDemoCommandPublishesToRedis(t *testing.T) {
 	}
 
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"demo"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr, nil)
+	err := hubtest.Run(context.Background(), []string{"demo"}, func(string) string { return "" }, strings.NewReader(""), io.Discard, &stderr, nil)
 	if err == nil || !strings.Contains(err.Error(), "HUB_REDIS_URL") {
 		t.Errorf("hub demo without redis.url = %v, want an error naming HUB_REDIS_URL", err)
 	}
@@ -98,8 +82,8 @@ func TestDemoStartsOnBusyPorts(t *testing.T) {
 			t.Cleanup(func() { ln.Close() })
 		} // else something else holds it: busy either way
 	}
-	logs := &syncBuffer{}
-	base := startDemo(t, []string{"--demo"}, map[string]string{}, logs)
+	demo := hubtest.Serve(t, []string{"--demo"}, map[string]string{})
+	base, logs := demo.URL, demo.Stderr
 	if strings.HasSuffix(base, ":8080") {
 		t.Fatalf("the demo listens on %s, which the test holds", base)
 	}
@@ -139,37 +123,10 @@ func TestTakenPortNamesTheSetting(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.env["HUB_LOG_LEVEL"] = "warn"
-			err := run(t.Context(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), io.Discard, io.Discard, nil)
+			err := hubtest.Run(t.Context(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), io.Discard, io.Discard, nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), taken) {
 				t.Errorf("hub %v with %s taken = %v, want an error naming it and %q", tc.args, taken, err, tc.want)
 			}
 		})
 	}
-}
-
-// startDemo runs the hub with args until the test ends and returns its URL.
-func startDemo(t *testing.T, args []string, env map[string]string, logs *syncBuffer) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs,
-			func(url string) { urls <- url })
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run(%v) = %v, want nil", args, err)
-		}
-	})
-	select {
-	case url := <-urls:
-		return url
-	case err := <-done:
-		done <- err
-		t.Fatalf("run(%v) = %v before listening; logs:\n%s", args, err, logs)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("hub did not listen within 10s; logs:\n%s", logs)
-	}
-	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 )
@@ -21,7 +22,7 @@ func TestSSEDetachSwitch(t *testing.T) {
 		{[]string{"HUB_SSE_DETACH=true"}, `"engine":"raw"`},
 		{[]string{"HUB_SSE_DETACH=false"}, `"engine":"net/http"`},
 	} {
-		h := startHub(t, rs, c.env...)
+		h := hubtest.Start(t, rs, c.env...)
 		s := ssetest.Open(t, h.URL, ssetest.TopicQuery("detach"), "0-0")
 		if s.Status != 200 {
 			t.Fatalf("with %v: GET /events = %d %s, want 200", c.env, s.Status, s.Body)

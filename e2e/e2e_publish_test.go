@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -22,7 +23,7 @@ import (
 // with the id, type and data that were published.
 func TestPublishPathsReachSSEClient(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("paths"), "0-0")
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
@@ -45,7 +46,7 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 	want = append(want, sent{h.Publish("paths", "progress", `{"workflow":"go","progress":0.5}`), "progress", `{"workflow":"go","progress":0.5}`})
 
 	var out, errb bytes.Buffer
-	err := run(context.Background(), []string{"publish", "--topic", "paths", "--type", "build.log", "--data", `{"workflow":"cli"}`},
+	err := hubtest.Run(context.Background(), []string{"publish", "--topic", "paths", "--type", "build.log", "--data", `{"workflow":"cli"}`},
 		h.Getenv, strings.NewReader(""), &out, &errb, nil)
 	if err != nil {
 		t.Fatalf("hub publish: %v (%s)", err, errb.String())
@@ -53,7 +54,7 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 	want = append(want, sent{strings.TrimSpace(out.String()), "build.log", `{"workflow":"cli"}`})
 
 	out.Reset()
-	err = run(context.Background(), []string{"publish", "--topic", "paths"}, h.Getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb, nil)
+	err = hubtest.Run(context.Background(), []string{"publish", "--topic", "paths"}, h.Getenv, strings.NewReader(`{"workflow":"stdin"}`+"\n"), &out, &errb, nil)
 	if err != nil {
 		t.Fatalf("hub publish (stdin): %v (%s)", err, errb.String())
 	}
@@ -83,7 +84,7 @@ func TestPublishPathsReachSSEClient(t *testing.T) {
 
 // evalScript runs the publish script with a plain EVAL and the README's arguments, as any Redis client would
 // (TestREADMERedisCliExamplePublishes runs the README's redis-cli command itself).
-func evalScript(t *testing.T, h *testHub, topic, typ, data string) string {
+func evalScript(t *testing.T, h *hubtest.Hub, topic, typ, data string) string {
 	t.Helper()
 	k := pubsub.Keys{Prefix: h.Prefix}
 	id, err := h.RDB.Eval(context.Background(), pubsub.PublishScript, []string{k.Stream(topic), k.State(topic)},
@@ -98,7 +99,7 @@ func evalScript(t *testing.T, h *testHub, topic, typ, data string) string {
 // over HTTP are internal/server's TestBadPublishesAreRefused.
 func TestBadPublishCommandsAreRefused(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024", "HUB_LIMITS_MAX_BODY_BYTES=2048")
+	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024", "HUB_LIMITS_MAX_BODY_BYTES=2048")
 	big := `{"blob":"` + strings.Repeat("x", 1100) + `"}`
 	cli := []struct {
 		args   []string
@@ -114,13 +115,13 @@ func TestBadPublishCommandsAreRefused(t *testing.T) {
 	}
 	for _, tc := range cli {
 		var out, errb bytes.Buffer
-		err := run(context.Background(), append([]string{"publish"}, tc.args...), h.Getenv, strings.NewReader(""), &out, &errb, nil)
+		err := hubtest.Run(context.Background(), append([]string{"publish"}, tc.args...), h.Getenv, strings.NewReader(""), &out, &errb, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.errHas) {
 			t.Errorf("hub publish %v = %v, want an error with %q", tc.args, err, tc.errHas)
 		}
 	}
 	var errb bytes.Buffer
-	if err := run(context.Background(), []string{"publish", "--data", "1"}, h.Getenv, strings.NewReader(""), &bytes.Buffer{}, &errb, nil); err != errUsage {
+	if err := hubtest.Run(context.Background(), []string{"publish", "--data", "1"}, h.Getenv, strings.NewReader(""), &bytes.Buffer{}, &errb, nil); err != errUsage {
 		t.Errorf("hub publish without --topic = %v, want the usage error (exit 2)", err)
 	}
 	n, err := h.RDB.Exists(context.Background(), h.StreamKey("t"), h.StreamKey("a b")).Result()
@@ -132,7 +133,7 @@ func TestBadPublishCommandsAreRefused(t *testing.T) {
 // Garbage published straight onto a live channel is dropped and counted; the hub keeps serving.
 func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024")
+	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024")
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("g"), "0-0")
 	c.Next(2 * time.Second) // retry
 	ctx := context.Background()
@@ -140,7 +141,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
 	// The stream is live once a stored event has come through. Before that, the replay could still read the stream
 	// after the event below is published and deliver it ahead of the ephemeral one, which has no place in the stream.
-	first := h.Publish("g", "progress", data(0))
+	first := h.Publish("g", "progress", hubtest.EventData(0))
 	if got := c.NextEvent(5 * time.Second); got.ID != first {
 		t.Fatalf("first event = %+v, want id %s", got, first)
 	}
@@ -152,7 +153,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	if err := h.RDB.Publish(ctx, ch, `{"note":"ephemeral"}`).Err(); err != nil {
 		t.Fatal(err)
 	}
-	id := h.Publish("g", "progress", data(1))
+	id := h.Publish("g", "progress", hubtest.EventData(1))
 	// An ephemeral event has no place in the stream, so nothing orders it against a stored one: a tail check that
 	// reads the stored event from the stream may deliver it first. Each must come once, the ephemeral without id.
 	got := c.Events(2, 5*time.Second)
@@ -162,15 +163,11 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	if got[1].HasID || got[1].Data != `{"note":"ephemeral"}` {
 		t.Errorf("events %+v: want the ephemeral event once, without id", got)
 	}
-	if got[0].ID != id || got[0].Data != data(1) {
-		t.Errorf("events %+v: want the stored event id %s data %s once", got, id, data(1))
+	if got[0].ID != id || got[0].Data != hubtest.EventData(1) {
+		t.Errorf("events %+v: want the stored event id %s data %s once", got, id, hubtest.EventData(1))
 	}
 	fams := testutil.Scrape(t, h.URL)
-	for reason, want := range map[string]float64{"invalid_json": 1, "too_large": 1, "bad_type": 1} {
-		if v, _ := testutil.MetricValue(fams, "hub_events_dropped_total", "reason="+reason); v != want {
-			t.Errorf("hub_events_dropped_total{reason=%q} = %v, want %v", reason, v, want)
-		}
-	}
+	testutil.WantByLabel(t, fams, "hub_events_dropped_total", "reason", map[string]float64{"invalid_json": 1, "too_large": 1, "bad_type": 1})
 	if v, _ := testutil.MetricValue(fams, "hub_events_received_total", "source=ephemeral"); v != 1 {
 		t.Errorf("hub_events_received_total{source=ephemeral} = %v, want 1", v)
 	}
@@ -184,11 +181,11 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 // which a second run stores nothing, prints the first id and says so.
 func TestPublishCommandIdempotencyKey(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	publish := func(args ...string) (string, string) {
 		var out, errb bytes.Buffer
 		args = append([]string{"publish", "--topic", "cli.idem", "--data", `{"workflow":"cli"}`}, args...)
-		if err := run(context.Background(), args, h.Getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
+		if err := hubtest.Run(context.Background(), args, h.Getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
 			t.Fatalf("hub %v = %v\n%s", args, err, errb.String())
 		}
 		return strings.TrimSpace(out.String()), errb.String()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -15,13 +16,13 @@ import (
 )
 
 // publishN publishes n events seq from..from+n-1 in pipelined batches and returns their ids in order.
-func publishN(t testing.TB, h *testHub, topic string, from, n int) []string {
+func publishN(t testing.TB, h *hubtest.Hub, topic string, from, n int) []string {
 	t.Helper()
 	ids := make([]string, 0, n)
 	for start := from; start < from+n; start += 200 {
 		var batch []pubsub.Message
 		for i := start; i < min(start+200, from+n); i++ {
-			batch = append(batch, pubsub.Message{Topic: topic, Type: "progress", Data: []byte(data(i))})
+			batch = append(batch, pubsub.Message{Topic: topic, Type: "progress", Data: []byte(hubtest.EventData(i))})
 		}
 		got, errs := h.Pub.PublishBatch(context.Background(), batch)
 		for i, err := range errs {
@@ -38,7 +39,7 @@ func publishN(t testing.TB, h *testHub, topic string, from, n int) []string {
 // each once and in order.
 func TestReplayThenLiveExactlyOnce(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	ids := publishN(t, h, "r", 1, 1000)
 	type published struct {
 		ids []string
@@ -49,7 +50,7 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 		var p published
 		for i := 1001; i <= 1200 && p.err == nil; i++ {
 			var id string
-			id, p.err = h.Pub.Publish(context.Background(), "r", "progress", []byte(data(i)))
+			id, p.err = h.Pub.Publish(context.Background(), "r", "progress", []byte(hubtest.EventData(i)))
 			p.ids = append(p.ids, id)
 		}
 		live <- p
@@ -62,8 +63,8 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 	}
 	want := append(ids[10:], more.ids...)
 	for i, f := range got {
-		if f.ID != want[i] || f.Data != data(11+i) {
-			t.Fatalf("event %d = id %s data %s, want id %s data %s", i, f.ID, f.Data, want[i], data(11+i))
+		if f.ID != want[i] || f.Data != hubtest.EventData(11+i) {
+			t.Fatalf("event %d = id %s data %s, want id %s data %s", i, f.ID, f.Data, want[i], hubtest.EventData(11+i))
 		}
 	}
 	select {
@@ -81,7 +82,7 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 // The query parameter last_event_id resumes too, and the header wins over it (EventSource resends the first URL).
 func TestResumeFromQueryAndHeaderWins(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	ids := publishN(t, h, "q", 1, 5)
 	c := ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[1]}}, "")
 	if got := c.NextEvent(5 * time.Second); got.ID != ids[2] {
@@ -104,11 +105,11 @@ func TestResumeFromQueryAndHeaderWins(t *testing.T) {
 // resuming with it yields exactly what was missed in each topic.
 func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), "ma=0-0;mb=0-0")
-	a1 := h.Publish("ma", "progress", data(1))
-	b1 := h.Publish("mb", "progress", data(2))
-	a2 := h.Publish("ma", "progress", data(3))
+	a1 := h.Publish("ma", "progress", hubtest.EventData(1))
+	b1 := h.Publish("mb", "progress", hubtest.EventData(2))
+	a2 := h.Publish("ma", "progress", hubtest.EventData(3))
 	got := c.Events(3, 5*time.Second)
 	// Order across topics is not promised (a replay of mb may overtake a live ma), order within one is. Each cursor
 	// names its own event first, then the other topic at the last event delivered before it.
@@ -135,9 +136,9 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 		t.Fatalf("cursor after all three events = %q, want positions ma=%s and mb=%s", cursor, a2, b1)
 	}
 	c.Close()
-	b2 := h.Publish("mb", "progress", data(4))
-	a3 := h.Publish("ma", "progress", data(5))
-	b3 := h.Publish("mb", "progress", data(6))
+	b2 := h.Publish("mb", "progress", hubtest.EventData(4))
+	a3 := h.Publish("ma", "progress", hubtest.EventData(5))
+	b3 := h.Publish("mb", "progress", hubtest.EventData(6))
 	c = ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), cursor)
 	got = c.Events(3, 5*time.Second)
 	perTopic := map[string][]string{}
@@ -165,7 +166,7 @@ func filter(xs []string, prefix string) []string {
 // than anything stored (Redis lost data) gets a reset too. Nothing is skipped silently.
 func TestResetWhenHistoryTruncated(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	ids := publishN(t, h, "tr", 1, 50)
 	if err := h.RDB.XTrimMaxLen(context.Background(), h.StreamKey("tr"), 20).Err(); err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestResetWhenHistoryTruncated(t *testing.T) {
 	if f.Event != "reset" || !strings.Contains(f.Data, `"reason":"history-lost"`) {
 		t.Fatalf("resume beyond the newest event: first event %+v, want a history-lost reset", f)
 	}
-	next := h.Publish("tr", "progress", data(51))
+	next := h.Publish("tr", "progress", hubtest.EventData(51))
 	if f := c.NextEvent(5 * time.Second); f.ID != next {
 		t.Errorf("after the reset, live event %s, want %s", f.ID, next)
 	}

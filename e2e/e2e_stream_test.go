@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -23,7 +24,7 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 	// A period of a second, not less: the busy half must see no heartbeat, and under -race on a loaded machine one
 	// publish and its delivery can take a few hundred milliseconds.
 	const period = time.Second
-	h := startHub(t, rs, "HUB_SSE_HEARTBEAT="+period.String())
+	h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT="+period.String())
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("hb"), "0-0")
 	c.Next(2 * time.Second) // retry
 	var beats []time.Time
@@ -44,7 +45,7 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 	// quiet for anything near a period; a heartbeat that ignored those writes would come three times.
 	events, heartbeats := 0, 0
 	for busy := time.Now().Add(3 * period); time.Now().Before(busy); events++ {
-		id := h.Publish("hb", "progress", data(events))
+		id := h.Publish("hb", "progress", hubtest.EventData(events))
 		for {
 			f := c.Next(3 * period)
 			if f.Comment == "heartbeat" {
@@ -68,7 +69,7 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 // of the two cores than a loaded CI machine has to give, and fell behind themselves.
 func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_SSE_CLIENT_BUFFER=64", "HUB_SSE_WRITE_TIMEOUT=60s")
+	h := hubtest.Start(t, rs, "HUB_SSE_CLIENT_BUFFER=64", "HUB_SSE_WRITE_TIMEOUT=60s")
 	const readers = 40
 	clients := make([]*idReader, readers)
 	for i := range clients {
@@ -205,18 +206,18 @@ func readUntil(t *testing.T, conn net.Conn, want string) {
 // the next envelope's prev, and by the tail check when no envelope follows.
 func TestGapRepairDeliversLostMessages(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_REDIS_TAIL_CHECK=200ms")
+	h := hubtest.Start(t, rs, "HUB_REDIS_TAIL_CHECK=200ms")
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("gap"), "0-0")
 	c.Next(2 * time.Second)
 	waitLive(t, h, c, "gap") // else the replay, not a repair, could read the lost event, and the counts below differ
-	lost := publishElsewhere(t, h, "gap", data(1))
-	next := h.Publish("gap", "progress", data(2))
+	lost := publishElsewhere(t, h, "gap", hubtest.EventData(1))
+	next := h.Publish("gap", "progress", hubtest.EventData(2))
 	got := c.Events(2, 5*time.Second)
-	lastLost := publishElsewhere(t, h, "gap", data(3))
+	lastLost := publishElsewhere(t, h, "gap", hubtest.EventData(3))
 	got = append(got, c.Events(1, 5*time.Second)...)
 	for i, want := range []string{lost, next, lastLost} {
-		if got[i].ID != want || got[i].Data != data(i+1) {
-			t.Errorf("event %d = %s %s, want %s %s", i, got[i].ID, got[i].Data, want, data(i+1))
+		if got[i].ID != want || got[i].Data != hubtest.EventData(i+1) {
+			t.Errorf("event %d = %s %s, want %s %s", i, got[i].ID, got[i].Data, want, hubtest.EventData(i+1))
 		}
 	}
 	// A repair is counted after it broadcast what it read, so the client can have the event before the count moves.
@@ -228,7 +229,7 @@ func TestGapRepairDeliversLostMessages(t *testing.T) {
 
 // waitLive publishes ephemeral probes on topic's live channel until c receives one. The hub then follows the topic
 // with its baseline read, and c's subscription is past its replay, so what is published next reaches c live.
-func waitLive(t *testing.T, h *testHub, c *ssetest.Client, topic string) {
+func waitLive(t *testing.T, h *hubtest.Hub, c *ssetest.Client, topic string) {
 	t.Helper()
 	const probe = `{"probe":"live"}`
 	ch := pubsub.Keys{Prefix: h.Prefix}.Channel(topic)
@@ -257,7 +258,7 @@ func waitLive(t *testing.T, h *testHub, c *ssetest.Client, topic string) {
 
 // publishElsewhere runs the publish script with a channel nobody subscribes to: the event is stored with the right
 // prev, but its live message is lost.
-func publishElsewhere(t *testing.T, h *testHub, topic, data string) string {
+func publishElsewhere(t *testing.T, h *hubtest.Hub, topic, data string) string {
 	t.Helper()
 	k := pubsub.Keys{Prefix: h.Prefix}
 	id, err := h.RDB.Eval(context.Background(), pubsub.PublishScript, []string{k.Stream(topic), k.State(topic)},
@@ -271,11 +272,11 @@ func publishElsewhere(t *testing.T, h *testHub, topic, data string) string {
 // Killing the hub's pub/sub connection loses the live messages published meanwhile; the resubscription repairs them.
 func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 	rs := redistest.StartReal(t, redistest.Options{}) // CLIENT KILL needs a real redis-server
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("kill"), "0-0")
 	var ids []string
 	for i := 0; i < 300; i++ {
-		ids = append(ids, h.Publish("kill", "progress", data(i)))
+		ids = append(ids, h.Publish("kill", "progress", hubtest.EventData(i)))
 		if i%50 == 25 {
 			if err := h.RDB.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
 				t.Fatal(err)
@@ -297,10 +298,10 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 // Redis comes back, events flow again.
 func TestRedisOutage(t *testing.T) {
 	rs := redistest.StartReal(t, redistest.Options{AppendOnly: true})
-	h := startHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
+	h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT=200ms")
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("out"), "0-0")
 	c.Next(2 * time.Second)
-	before := h.Publish("out", "progress", data(1))
+	before := h.Publish("out", "progress", hubtest.EventData(1))
 	if f := c.NextEvent(5 * time.Second); f.ID != before {
 		t.Fatalf("before the outage got %s, want %s", f.ID, before)
 	}
@@ -323,7 +324,7 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, h.URL+"/readyz", http.StatusOK, 10*time.Second)
-	after := h.Publish("out", "progress", data(2))
+	after := h.Publish("out", "progress", hubtest.EventData(2))
 	if f := c.NextEvent(5 * time.Second); f.ID != after {
 		t.Errorf("after the outage got %s, want %s", f.ID, after)
 	}
@@ -359,7 +360,7 @@ func readAll(resp *http.Response) string {
 // nothing it started is left.
 func TestShutdownEndsStreams(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_SHUTDOWN_TIMEOUT=3s")
+	h := hubtest.Start(t, rs, "HUB_SHUTDOWN_TIMEOUT=3s")
 	clients := make([]*ssetest.Client, 50)
 	for i := range clients {
 		clients[i] = ssetest.Open(t, h.URL, ssetest.TopicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -65,7 +66,7 @@ func rawReply(c net.Conn, within time.Duration) (status int, closed bool, err er
 // reading it) is answered and closed at once. A GET with a body is refused. Headers that never end are cut too.
 func TestRequestReadTimeoutUnsentBody(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=1500ms")
+	h := hubtest.Start(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=1500ms")
 	sec, _ := secureHub(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=1500ms")
 	const atOnce, atDeadline = 500 * time.Millisecond, 4 * time.Second
 	head := func(method, path, extra string) string {
@@ -74,7 +75,7 @@ func TestRequestReadTimeoutUnsentBody(t *testing.T) {
 	const cl = "Content-Type: application/json\r\nContent-Length: 100\r\n"
 	cases := []struct {
 		name   string
-		hub    *testHub
+		hub    *hubtest.Hub
 		req    string
 		status int           // 0: no response, only the close
 		within time.Duration // at once (well under the 1.5s deadline), or at the deadline
@@ -101,11 +102,7 @@ func TestRequestReadTimeoutUnsentBody(t *testing.T) {
 		}
 	}
 	fams := testutil.Scrape(t, h.URL)
-	for reason, want := range map[string]float64{"read_timeout": 1, "get_body": 4} {
-		if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason="+reason); v != want {
-			t.Errorf("hub_http_rejected_total{reason=%s} = %v, want %v", reason, v, want)
-		}
-	}
+	testutil.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"read_timeout": 1, "get_body": 4})
 }
 
 // The read deadline is for requests, not for a running stream: on a hub whose request_read_timeout is far shorter
@@ -117,9 +114,9 @@ func TestRequestReadTimeoutSparesRunningStream(t *testing.T) {
 	prefix := fmt.Sprintf("rt%d", time.Now().UnixNano())
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_SSE_HEARTBEAT": "5s",
 		"HUB_LIMITS_REQUEST_READ_TIMEOUT": "200ms"}
-	plain := runDeployed(t, env)
+	plain := hubtest.RunDeployed(t, env)
 	env["HUB_TLS_CERT_FILE"], env["HUB_TLS_KEY_FILE"] = certFile, keyFile
-	tlsHub := runDeployed(t, env)
+	tlsHub := hubtest.RunDeployed(t, env)
 	h1 := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	h2 := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	defer h1.CloseIdleConnections()
@@ -142,7 +139,7 @@ func TestRequestReadTimeoutSparesRunningStream(t *testing.T) {
 			t.Errorf("%s: the stream ended during 800ms of silence, with limits.request_read_timeout 200ms", c.name)
 			continue
 		}
-		id, err := pub.Publish(context.Background(), topic, "progress", []byte(data(1)))
+		id, err := pub.Publish(context.Background(), topic, "progress", []byte(hubtest.EventData(1)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +154,7 @@ func TestRequestReadTimeoutSparesRunningStream(t *testing.T) {
 // closed at once and counted. Streams do not count against it.
 func TestNonStreamConnectionsPerAddress(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=3")
+	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=3")
 	const from = "127.0.0.3"
 	for i := range 2 {
 		s := rawDial(t, h.Addr, from)
@@ -189,7 +186,7 @@ func TestNonStreamConnectionsPerAddress(t *testing.T) {
 // Behind a trusted proxy the proxy's connections are not limited, and a stream counts for its client address.
 func TestConnectionAttemptRate(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_CONNECTION_RATE=0.1", "HUB_LIMITS_CONNECTION_BURST=3",
+	h := hubtest.Start(t, rs, "HUB_LIMITS_CONNECTION_RATE=0.1", "HUB_LIMITS_CONNECTION_BURST=3",
 		"HUB_LIMITS_TRUSTED_PROXIES=127.0.0.1")
 	const from = "127.0.0.4"
 	for i := range 4 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
@@ -59,10 +60,10 @@ func TestPythonClientShipsThePublishScript(t *testing.T) {
 // The Python, shell and Go agents each report a workflow against a real Redis, and one SSE client of the hub
 // sees every workflow from its first event to succeeded, in order; the Go agent's lease shows up as lock events.
 func TestExampleAgentsReachSSEClient(t *testing.T) {
-	needTool(t, "redis-cli", "sh", "go")
+	hubtest.NeedTool(t, "redis-cli", "sh", "go")
 	python := pythonWithRedis(t)
 	rs := redistest.StartReal(t, redistest.Options{})
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	const topic = "examples"
 	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
 

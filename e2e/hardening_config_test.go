@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // runBriefly runs the hub with env (and the list of its HUB_* names, as main's getenv gives it) until it prints
@@ -35,11 +37,11 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, logs := &syncBuffer{}, &syncBuffer{}
+	out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	listening := make(chan string, 1)
 	go func() {
-		done <- run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url })
+		done <- hubtest.Run(ctx, args, getenv, strings.NewReader(""), out, logs, func(url string) { listening <- url })
 	}()
 	select {
 	case err := <-done:
@@ -92,24 +94,9 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 		"wrong credentials": strings.Replace(rs.URL(), "redis://", "redis://nobody:wrong@", 1),
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			out, logs := &syncBuffer{}, &syncBuffer{}
-			done := make(chan error, 1)
-			env := map[string]string{"HUB_REDIS_URL": url}
-			listening := make(chan string, 1)
-			go func() {
-				done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs,
-					func(url string) { listening <- url })
-			}()
-			defer func() { cancel(); <-done }()
-			var addr string
-			select {
-			case addr = <-listening:
-			case err := <-done:
-				t.Fatalf("the hub did not start with redis.url %s: %v; logs:\n%s", url, err, logs)
-			case <-time.After(10 * time.Second):
-				t.Fatalf("the hub did not start with redis.url %s within 10s; logs:\n%s", url, logs)
-			}
+			hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, map[string]string{"HUB_REDIS_URL": url})
+			defer func() { _ = hub.Stop() }()
+			addr, logs := hub.URL, hub.Stderr
 			var found bool
 			for _, line := range logs.Lines() {
 				var l map[string]any
@@ -130,13 +117,7 @@ func TestRedisProblemAtStartIsLogged(t *testing.T) {
 // TestLogLinesAreJSON (#14, Also): the real binary, against a Redis that is not there, writes only JSON objects to
 // stderr, go-redis's own complaints included; timestamps carry milliseconds.
 func TestLogLinesAreJSON(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hub")
-	}
-	bin := filepath.Join(t.TempDir(), "hub")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Join(hubtest.BuildHub(t), "hub")
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "HUB_REDIS_URL=redis://127.0.0.1:1/0")
 	stderr, _ := cmd.StderrPipe()
@@ -189,7 +170,7 @@ func TestLogLinesAreJSON(t *testing.T) {
 // TestLogDurationsNameTheirUnit (#14, Also): a stream's end is logged with its duration in a key that says the unit.
 func TestLogDurationsNameTheirUnit(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("dur"), "")
 	c.Next(5 * time.Second)
 	c.Close()

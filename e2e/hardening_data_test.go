@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -22,7 +23,7 @@ const largestCursor = "18446744073709551615-18446744073709551615"
 // not a 503 with Redis's error text.
 func TestLargestCursorIsHistoryLost(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs)
+	h := hubtest.Start(t, rs)
 	publishN(t, h, "big", 1, 3)
 
 	resp, err := http.Get(h.URL + "/topics/big/history?after=" + largestCursor)
@@ -40,7 +41,7 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 	if f := c.NextEvent(5 * time.Second); f.Event != "reset" || !strings.Contains(f.Data, `"history-lost"`) {
 		t.Fatalf("resume from %s: first event %s %s, want a history-lost reset", largestCursor, f.Event, f.Data)
 	}
-	id := h.Publish("big", "progress", data(4))
+	id := h.Publish("big", "progress", hubtest.EventData(4))
 	if f := c.NextEvent(5 * time.Second); f.ID != id {
 		t.Errorf("after the reset: event %q %s, want the live event %s", f.ID, f.Data, id)
 	}
@@ -50,7 +51,7 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 // of it as fits, marked truncated, and counted; each workflow it does hold is whole and consistent with the cursor.
 func TestSnapshotResponseBounded(t *testing.T) {
 	rs := redistest.Start(t)
-	h := startHub(t, rs, "HUB_LIMITS_MAX_SNAPSHOT_BYTES=65536")
+	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_SNAPSHOT_BYTES=65536")
 	pad := strings.Repeat("x", 8<<10)
 	for i := range 40 {
 		h.Publish("snap", "progress", fmt.Sprintf(`{"workflow":"wf-%d","pad":"%s"}`, i, pad))

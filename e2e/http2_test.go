@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/pubsub"
@@ -33,7 +34,7 @@ func TestHTTP2(t *testing.T) {
 	t.Run("tls", func(t *testing.T) {
 		certFile, keyFile, pool := selfSigned(t)
 		prefix := fmt.Sprintf("h%d", time.Now().UnixNano())
-		h := runDeployed(t, map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix,
+		h := hubtest.RunDeployed(t, map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix,
 			"HUB_TLS_CERT_FILE": certFile, "HUB_TLS_KEY_FILE": keyFile})
 		if !strings.HasPrefix(h.URL, "https://") {
 			t.Fatalf("hub listens on %s, want https://", h.URL)
@@ -44,14 +45,14 @@ func TestHTTP2(t *testing.T) {
 
 		addr := strings.TrimPrefix(h.URL, "https://")
 		env := map[string]string{"HUB_LISTEN": addr, "HUB_TLS_CERT_FILE": certFile, "HUB_TLS_KEY_FILE": keyFile}
-		if err := run(context.Background(), []string{"healthcheck"}, func(k string) string { return env[k] },
+		if err := hubtest.Run(context.Background(), []string{"healthcheck"}, func(k string) string { return env[k] },
 			strings.NewReader(""), io.Discard, io.Discard, nil); err != nil {
 			t.Errorf("hub healthcheck (HUB_LISTEN=%s, TLS) = %v, want nil", addr, err)
 		}
 	})
 	t.Run("h2c", func(t *testing.T) {
 		prefix := fmt.Sprintf("h%d", time.Now().UnixNano())
-		h := runDeployed(t, map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_H2C": "true"})
+		h := hubtest.RunDeployed(t, map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_H2C": "true"})
 		tr := &http.Transport{Protocols: new(http.Protocols)}
 		tr.Protocols.SetUnencryptedHTTP2(true)
 		client := &http.Client{Transport: tr}
@@ -79,13 +80,13 @@ func streamOverHTTP2(t *testing.T, client *http.Client, base string, rs *rediste
 		t.Fatalf("GET /events went over %s and %s, want HTTP/2.0", a.Proto, b.Proto)
 	}
 	id, err := pubsub.NewPublisher(rs.Client(), pubsub.PublisherConfig{Prefix: prefix}).
-		Publish(context.Background(), "h2", "progress", []byte(data(7)))
+		Publish(context.Background(), "h2", "progress", []byte(hubtest.EventData(7)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*ssetest.Client{a, b} {
-		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != data(7) {
-			t.Errorf("event over HTTP/2 = %+v, want id %s data %s", f, id, data(7))
+		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != hubtest.EventData(7) {
+			t.Errorf("event over HTTP/2 = %+v, want id %s data %s", f, id, hubtest.EventData(7))
 		}
 	}
 }

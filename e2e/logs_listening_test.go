@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -18,27 +18,8 @@ func TestListeningLineIsALogLineWithAnOpenableURL(t *testing.T) {
 	rs := redistest.Start(t)
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_AUTH_HMAC_SECRET": testSecret,
 		"HUB_LOG_LEVEL": "warn"} // the line is written whatever the level: a parent waits for it
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "0.0.0.0:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
-			stdout, stderr, func(url string) { urls <- url })
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case err := <-done:
-		t.Fatalf("run() = %v before listening; logs:\n%s", err, stderr)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the hub did not listen within 30s")
-	}
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run() = %v", err)
-		}
-	}()
+	hub := hubtest.Serve(t, []string{"serve", "--listen", "0.0.0.0:0"}, env)
+	url, stdout := hub.URL, hub.Stdout
 	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(url) {
 		t.Errorf("the hub on 0.0.0.0:0 says it listens on %q, want http://127.0.0.1:PORT", url)
 	}

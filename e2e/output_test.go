@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -21,19 +21,8 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	rs := redistest.Start(t)
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
 		"HUB_AUTH_HMAC_SECRET": testSecret}
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
-			stdout, stderr, func(url string) { urls <- url })
-	}()
-	var base string
-	select {
-	case base = <-urls:
-	case err := <-done:
-		t.Fatalf("run() = %v before listening; logs:\n%s", err, stderr)
-	}
+	hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, env)
+	base, stdout, stderr := hub.URL, hub.Stdout, hub.Stderr
 	tok := signToken(t, auth.Grant{Subscribe: []string{"mine"}}, time.Minute)
 	get := func(path string, hdr http.Header) int {
 		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
@@ -66,8 +55,7 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	if v, _ := testutil.MetricValue(fams, "hub_sse_requests_rejected_total"); v != 0 {
 		t.Errorf("hub_sse_requests_rejected_total = %v, want 0: the refusal is the edge's, counted there", v)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := hub.Stop(); err != nil {
 		t.Fatalf("run() = %v", err)
 	}
 

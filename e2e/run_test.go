@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/app"
 	"github.com/syncverse/hub/internal/bench"
 	"github.com/syncverse/hub/internal/cli"
@@ -21,7 +22,7 @@ func runProgram(ctx context.Context, args []string, getenv func(string) string, 
 	if tool, ok := tools[args[0]]; ok {
 		return tool.Exec(ctx, cli.Env{Args: args[1:], Getenv: getenv, Stdout: stdout, Stderr: stderr})
 	}
-	return run(ctx, args, getenv, strings.NewReader(""), stdout, stderr, nil)
+	return hubtest.Run(ctx, args, getenv, strings.NewReader(""), stdout, stderr, nil)
 }
 
 // errUsage is the one usage error of every command.

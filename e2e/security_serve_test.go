@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
@@ -24,7 +25,7 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 	rs := redistest.Start(t)
 	h, admin := secureHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
 	tok := signToken(t, auth.Grant{Subscribe: []string{"expiring"}}, 2*time.Second)
-	exp := tokenExpiry(t, tok)
+	exp := hubtest.TokenExpiry(t, tok)
 	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("expiring"), bearer(tok))
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
@@ -57,7 +58,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "hub.example.com:8080"} {
 		var out, errb bytes.Buffer
 		env := map[string]string{"HUB_REDIS_URL": rs.URL()}
-		err := run(context.Background(), []string{"serve", "--listen", listen}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb, nil)
+		err := hubtest.Run(context.Background(), []string{"serve", "--listen", listen}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb, nil)
 		if err == nil || !strings.Contains(err.Error(), "not a loopback address and no auth is configured") || !strings.Contains(err.Error(), "auth.hmac_secret") {
 			t.Errorf("serve --listen %s without auth = %v, want a refusal naming the auth settings", listen, err)
 		}
@@ -73,7 +74,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 	}
 	var errb bytes.Buffer
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_AUTH_ANONYMOUS": "false"}
-	err := run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &bytes.Buffer{}, &errb, nil)
+	err := hubtest.Run(context.Background(), []string{"serve"}, func(k string) string { return env[k] }, strings.NewReader(""), &bytes.Buffer{}, &errb, nil)
 	if err == nil || !strings.Contains(err.Error(), "no client could connect") {
 		t.Errorf("serve with auth.anonymous false and no key = %v, want a refusal", err)
 	}
@@ -88,7 +89,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 // With a public listen and a secret, serve starts; anonymous access is off unless asked for.
 func TestServePublicListenWithAuth(t *testing.T) {
 	rs := redistest.Start(t)
-	h := newTestHub(t, map[string]string{
+	h := hubtest.New(t, map[string]string{
 		"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": "pub", "HUB_AUTH_HMAC_SECRET": testSecret, "HUB_SHUTDOWN_TIMEOUT": "5s",
 	})
 	h.Redis, h.Prefix = rs, "pub"
@@ -106,7 +107,7 @@ func TestTokenCommand(t *testing.T) {
 	h, _ := secureHub(t, rs, "HUB_AUTH_ISSUER=ops", "HUB_AUTH_AUDIENCE=hub")
 	var out, errb bytes.Buffer
 	args := []string{"token", "--subscribe", "project.*,wf-1", "--subscribe", "ops", "--publish", "project.42", "--ttl", "10m", "--subject", "console"}
-	if err := run(context.Background(), args, h.Getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
+	if err := hubtest.Run(context.Background(), args, h.Getenv, strings.NewReader(""), &out, &errb, nil); err != nil {
 		t.Fatalf("hub token: %v (%s)", err, errb.String())
 	}
 	tok := strings.TrimSpace(out.String())
@@ -128,12 +129,12 @@ func TestTokenCommand(t *testing.T) {
 		"no grant":    {[]string{"token"}, h.Env, "grant nothing"},
 		"zero ttl":    {[]string{"token", "--subscribe", "a", "--ttl", "0s"}, h.Env, "ttl"},
 	} {
-		err := run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
+		err := hubtest.Run(context.Background(), tc.args, func(k string) string { return tc.env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.has) {
 			t.Errorf("%s: hub %v = %v, want an error with %q", name, tc.args, err, tc.has)
 		}
 	}
-	if err := run(context.Background(), []string{"token", "--bogus"}, h.Getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != errUsage {
+	if err := hubtest.Run(context.Background(), []string{"token", "--bogus"}, h.Getenv, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != errUsage {
 		t.Errorf("hub token --bogus = %v, want errUsage", err)
 	}
 }
@@ -155,10 +156,10 @@ func TestSecretsNotLogged(t *testing.T) {
 	const password = "s3cr3t-redis-pw"
 	env := map[string]string{"HUB_REDIS_URL": "redis://:" + password + "@" + rs.Addr + "/0", "HUB_REDIS_PREFIX": "pw", "HUB_SHUTDOWN_TIMEOUT": "2s"}
 	ctx, cancel := context.WithCancel(context.Background())
-	out, logs := &syncBuffer{}, &syncBuffer{}
+	out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs, nil)
+		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs, nil)
 	}()
 	var err error
 	select {
@@ -191,20 +192,9 @@ func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 	const secret = "s3nt1nel-Pa55"
 	url := "redis+sentinel://:" + secret + "@" + testutil.FreeAddr(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
 	env := map[string]string{"HUB_REDIS_URL": url, "HUB_SHUTDOWN_TIMEOUT": "5s"}
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	done, urls := make(chan error, 1), make(chan string, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""),
-			io.Discard, logs, func(url string) { urls <- url })
-	}()
-	select {
-	case <-urls: // the start line is logged before run reports the address
-	case err := <-done:
-		t.Fatalf("run() = %v before listening; logs:\n%s", err, logs)
-	}
-	cancel()
-	<-done
+	hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, env) // the start line is logged before run reports the address
+	_ = hub.Stop()
+	logs := hub.Stderr
 	if !strings.Contains(logs.String(), "hub started") {
 		t.Fatalf("no start line in the logs:\n%s", logs)
 	}
@@ -230,9 +220,9 @@ const testSecret = tokentest.Secret
 
 // secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything.
-func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*testHub, string) {
+func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*hubtest.Hub, string) {
 	t.Helper()
-	h := startHub(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
+	h := hubtest.Start(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
 	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
 }
 

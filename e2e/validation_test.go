@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 )
 
@@ -25,7 +26,7 @@ func TestCLIPublishValidation(t *testing.T) {
 	}
 	publish := func(mode, typ, data string) (int, string, string) {
 		env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_EVENTS_VALIDATION": mode}
-		return hubCLI(t, env, "publish", "--topic", "t", "--type", typ, "--data", data)
+		return hubtest.CLI(t, env, "publish", "--topic", "t", "--type", typ, "--data", data)
 	}
 	const typo = `{"workflow":"wf-1","progress":40}`
 	code, stdout, stderr := publish("strict", "progress", typo)
@@ -64,7 +65,7 @@ func TestCLIServeRefusesAnUnknownValidationMode(t *testing.T) {
 		{map[string]string{"HUB_EVENTS_VALIDATION": "maybe"}, []string{"serve"}},
 		{nil, []string{"serve", "--config", writeFile(t, "config.yaml", "events:\n  validation: maybe\n")}},
 	} {
-		code, stdout, stderr := hubCLI(t, c.env, c.args...)
+		code, stdout, stderr := hubtest.CLI(t, c.env, c.args...)
 		if want := "hub: events.validation: \"maybe\" is not off, warn or strict\n"; code != 1 || stdout != "" || stderr != want {
 			t.Errorf("hub %v with %v: exit %d, stdout %q, stderr %q; want 1, nothing, %q", c.args, c.env, code, stdout, stderr, want)
 		}

@@ -17,7 +17,7 @@ import (
 // ptyTerm is a pseudo-terminal of cols×rows; what the program writes to TTY is collected from its other side.
 type ptyTerm struct {
 	TTY  *os.File
-	out  *syncBuffer
+	out  *testutil.SyncBuffer
 	ptmx *os.File
 	read chan struct{}
 }
@@ -31,7 +31,7 @@ func newPTY(t *testing.T, cols, rows uint16) *ptyTerm {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
 		t.Fatalf("pty.Setsize: %v", err)
 	}
-	term := &ptyTerm{TTY: tty, out: &syncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
+	term := &ptyTerm{TTY: tty, out: &testutil.SyncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
 	go func() {
 		defer close(term.read)
 		_, _ = io.Copy(term.out, ptmx) // ends with EIO once the terminal side is closed

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -21,12 +22,12 @@ import (
 // events come, and after a restart whose history was trimmed meanwhile it handles the hub's reset by reloading
 // the snapshot: a workflow whose only event was trimmed appears. Cancelling it (Ctrl-C) ends it cleanly.
 func TestWatchTableInPTY(t *testing.T) {
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	const topic = "watch.tty"
 	h.Publish(topic, "progress", `{"workflow":"wf-a","title":"Reindex search","step":"shard 2","progress":0.4,"status":"running","eta_s":120}`)
 	h.Publish(topic, "progress", `{"workflow":"wf-b","title":"Nightly build","step":"tests","progress":0.8,"status":"failed"}`)
 	term := newPTY(t, 110, 30)
-	w := startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
+	w := hubtest.StartCmd(t, term.TTY, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 
 	lines := term.waitFrame(t, 10*time.Second, "both workflows from the snapshot", func(l []string) bool {
 		return hasBar(tableRow(l, "Reindex search"), 40) && hasBar(tableRow(l, "Nightly build"), 80)
@@ -83,10 +84,10 @@ func TestWatchTableInPTY(t *testing.T) {
 
 // The hub's own stalled verdict (a health event) marks the row stalled, in bold yellow, until the workflow moves.
 func TestWatchStalledVerdictInPTY(t *testing.T) {
-	h := startHub(t, redistest.Start(t), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms")
 	const topic = "watch.stall"
 	term := newPTY(t, 100, 20)
-	startCmd(t, term.TTY, nil, "watch", "--topic", topic, "--url", h.URL)
+	hubtest.StartCmd(t, term.TTY, nil, "watch", "--topic", topic, "--url", h.URL)
 	term.waitFrame(t, 10*time.Second, "the empty table", func(l []string) bool { return strings.Contains(l[0], "live") })
 	h.Publish(topic, "progress", `{"workflow":"wf-q","title":"Quiet job","step":"waiting for disk","progress":0.2,"status":"running"}`)
 	lines := term.waitFrame(t, 15*time.Second, "the hub's stalled verdict", func(l []string) bool {
@@ -106,10 +107,10 @@ func TestWatchStalledVerdictInPTY(t *testing.T) {
 
 // NO_COLOR turns every colour off; the table is still drawn in place.
 func TestWatchNoColor(t *testing.T) {
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	h.Publish("watch.nc", "progress", `{"workflow":"wf-1","progress":0.5,"status":"failed"}`)
 	term := newPTY(t, 80, 20)
-	startCmd(t, term.TTY, []string{"NO_COLOR=1"}, "watch", "--topic", "watch.nc", "--url", h.URL)
+	hubtest.StartCmd(t, term.TTY, []string{"NO_COLOR=1"}, "watch", "--topic", "watch.nc", "--url", h.URL)
 	term.waitFrame(t, 10*time.Second, "the failed workflow", func(l []string) bool { return hasBar(tableRow(l, "wf-1"), 50) })
 	if raw, _ := term.lastFrame(); regexp.MustCompile(`\x1b\[[0-9;]*m`).MatchString(raw) {
 		t.Errorf("with NO_COLOR the frame still has colour sequences: %q", raw)
@@ -119,13 +120,13 @@ func TestWatchNoColor(t *testing.T) {
 // Off a terminal hub watch prints one line per event: the --history ones first, then live ones, and across a hub
 // restart it resumes from the last event it printed, so an event published meanwhile is printed exactly once.
 func TestWatchPlainLines(t *testing.T) {
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
 	const topic = "watch.plain"
 	h.Publish(topic, "progress", `{"workflow":"wf-0","step":"old","progress":0.1}`)
 	h.Publish(topic, "progress", `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`)
 	h.Publish(topic, "log", `{"workflow":"wf-1","message":"compiled 12 packages"}`)
-	var out syncBuffer
-	w := startCmd(t, &out, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
+	var out testutil.SyncBuffer
+	w := hubtest.StartCmd(t, &out, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 	wantLine := regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} ` + regexp.QuoteMeta(topic) + ` `)
 	waitLines := func(n int) []string {
 		t.Helper()
@@ -167,10 +168,10 @@ func TestWatchPlainLines(t *testing.T) {
 
 // --json passes each event through as one JSON line with its topic and id, even on a terminal.
 func TestWatchJSON(t *testing.T) {
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	ids := []string{h.Publish("watch.json", "progress", `{"workflow":"w","progress":0.5}`)}
 	term := newPTY(t, 80, 20)
-	w := startCmd(t, term.TTY, nil, "watch", "--topic", "watch.json", "--topic", "watch.json2", "--history", "1", "--json", "--url", h.URL)
+	w := hubtest.StartCmd(t, term.TTY, nil, "watch", "--topic", "watch.json", "--topic", "watch.json2", "--history", "1", "--json", "--url", h.URL)
 	// The replayed event says the stream is open; the next two are live.
 	testutil.Eventually(t, 10*time.Second, "the replayed event as JSON", func() bool { return strings.Contains(term.out.String(), ids[0]) })
 	ids = append(ids, h.Publish("watch.json2", "log", `{"message":"two"}`), h.Publish("watch.json", "progress", `"three"`))
@@ -209,7 +210,7 @@ func TestWatchJSON(t *testing.T) {
 
 // hub topics and hub history: JSON when stdout is no terminal, a table on one.
 func TestTopicsAndHistory(t *testing.T) {
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, h.Publish("hist.a", "progress", fmt.Sprintf(`{"workflow":"wf-%d","step":"s%d","progress":0.%d}`, i, i, i+1)))
@@ -217,11 +218,11 @@ func TestTopicsAndHistory(t *testing.T) {
 	h.Publish("hist.b", "log", `{"message":"hello"}`)
 	runTo := func(stdout io.Writer, args ...string) {
 		t.Helper()
-		if stderr, err := runCmd(t, stdout, nil, args...); err != nil {
+		if stderr, err := hubtest.RunCmd(t, stdout, nil, args...); err != nil {
 			t.Fatalf("hub %v = %v; stderr %s", args, err, stderr)
 		}
 	}
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	runTo(&out, "topics", "--url", h.URL)
 	var list struct {
 		Topics []struct {
@@ -248,7 +249,7 @@ func TestTopicsAndHistory(t *testing.T) {
 		t.Errorf("hub topics on a terminal =\n%s\nwant a table with hist.a, 3 events, its last id and age", text)
 	}
 
-	out = syncBuffer{}
+	out = testutil.SyncBuffer{}
 	runTo(&out, "history", "--topic", "hist.a", "--limit", "2", "--url", h.URL)
 	var page struct {
 		Events []struct{ ID, Type string } `json:"events"`
@@ -274,7 +275,7 @@ func TestTopicsAndHistory(t *testing.T) {
 // one the hub's refusal ends them at once with its message.
 func TestWatchToken(t *testing.T) {
 	const secret = "watch-test-secret-0123456789abcdef"
-	h := startHub(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+secret)
+	h := hubtest.Start(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+secret)
 	tok, err := auth.Sign([]byte(secret), auth.Grant{Subscribe: []string{"sec.*"}}, auth.Claims{Subject: "watch", TTL: time.Hour}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -285,22 +286,22 @@ func TestWatchToken(t *testing.T) {
 	}
 	h.Publish("sec.one", "progress", `{"workflow":"w","step":"kept"}`)
 
-	if _, err := runCmd(t, io.Discard, nil, "topics", "--url", h.URL); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := hubtest.RunCmd(t, io.Discard, nil, "topics", "--url", h.URL); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("hub topics without a token = %v, want the 401", err)
 	}
-	if _, err := runCmd(t, io.Discard, nil, "watch", "--topic", "sec.one", "--url", h.URL); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err := hubtest.RunCmd(t, io.Discard, nil, "watch", "--topic", "sec.one", "--url", h.URL); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("hub watch without a token = %v, want the 401 at once", err)
 	}
 
-	var out syncBuffer
-	w := startCmd(t, &out, nil, "watch", "--topic", "sec.one", "--history", "1", "--token-file", file, "--url", h.URL)
+	var out testutil.SyncBuffer
+	w := hubtest.StartCmd(t, &out, nil, "watch", "--topic", "sec.one", "--history", "1", "--token-file", file, "--url", h.URL)
 	testutil.Eventually(t, 10*time.Second, "the event through --token-file", func() bool { return strings.Contains(out.String(), "w kept") })
 	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --token-file = %v", err)
 	}
 
-	out = syncBuffer{}
-	stderr, err := runCmd(t, &out, []string{"MY_HUB_TOKEN=" + tok}, "history", "--topic", "sec.one", "--token-env", "MY_HUB_TOKEN", "--url", h.URL)
+	out = testutil.SyncBuffer{}
+	stderr, err := hubtest.RunCmd(t, &out, []string{"MY_HUB_TOKEN=" + tok}, "history", "--topic", "sec.one", "--token-env", "MY_HUB_TOKEN", "--url", h.URL)
 	if err != nil || !strings.Contains(out.String(), `"step":"kept"`) {
 		t.Errorf("hub history --token-env = %v (stderr %s), printed %q", err, stderr, out.String())
 	}

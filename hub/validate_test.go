@@ -6,11 +6,61 @@ import (
 	"testing"
 )
 
+// validCase is a name and whether a validator takes it.
+type validCase struct {
+	in string
+	ok bool
+}
+
+// checkValidator runs validate (called name) on every case: nil for a valid one, an error wrapping sentinel else.
+func checkValidator(t *testing.T, name string, validate func(string) error, sentinel error, cases []validCase) {
+	t.Helper()
+	for _, c := range cases {
+		err := validate(c.in)
+		if c.ok && err != nil {
+			t.Errorf("%s(%q) = %v, want nil", name, c.in, err)
+		}
+		if !c.ok && !errors.Is(err, sentinel) {
+			t.Errorf("%s(%q) = %v, want an error wrapping %v", name, c.in, err, sentinel)
+		}
+	}
+}
+
+// fitsAlphabet tells whether s has 1 to max bytes, each one allowed.
+func fitsAlphabet(s string, max int, allowed func(c byte) bool) bool {
+	if len(s) < 1 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !allowed(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fuzzName fuzzes validate (called name), from seeds, against the tests' own statement of a valid name: 1 to max
+// bytes, each one allowed. A refusal wraps sentinel, and no reserved or wire-breaking character is ever accepted.
+func fuzzName(f *testing.F, name string, validate func(string) error, sentinel error, max int, allowed func(c byte) bool, seeds ...string) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := validate(s)
+		if valid := fitsAlphabet(s, max, allowed); valid != (err == nil) {
+			t.Fatalf("%s(%q) = %v, want valid=%v", name, s, err, valid)
+		}
+		if err != nil && !errors.Is(err, sentinel) {
+			t.Fatalf("%s(%q) = %v, does not wrap %v", name, s, err, sentinel)
+		}
+		if err == nil && strings.ContainsAny(s, "\r\n\x00{}*;= ") {
+			t.Fatalf("%s(%q) accepted a reserved or wire-breaking character", name, s)
+		}
+	})
+}
+
 func TestValidateTopic(t *testing.T) {
-	cases := []struct {
-		in string
-		ok bool
-	}{
+	checkValidator(t, "ValidateTopic", ValidateTopic, ErrBadTopic, []validCase{
 		{"project.42", true},
 		{"wf-7f3a", true},
 		{"A.b_c:d-e.0", true},
@@ -32,23 +82,11 @@ func TestValidateTopic(t *testing.T) {
 		{"é", false},
 		{"a\tb", false},
 		{"?", false},
-	}
-	for _, c := range cases {
-		err := ValidateTopic(c.in)
-		if c.ok && err != nil {
-			t.Errorf("ValidateTopic(%q) = %v, want nil", c.in, err)
-		}
-		if !c.ok && !errors.Is(err, ErrBadTopic) {
-			t.Errorf("ValidateTopic(%q) = %v, want an error wrapping ErrBadTopic", c.in, err)
-		}
-	}
+	})
 }
 
 func TestValidateType(t *testing.T) {
-	cases := []struct {
-		in string
-		ok bool
-	}{
+	checkValidator(t, "ValidateType", ValidateType, ErrBadType, []validCase{
 		{"progress", true},
 		{"lock", true},
 		{"a.b_c-d9", true},
@@ -65,61 +103,17 @@ func TestValidateType(t *testing.T) {
 		{"}", false},
 		{"*", false},
 		{"ü", false},
-	}
-	for _, c := range cases {
-		err := ValidateType(c.in)
-		if c.ok && err != nil {
-			t.Errorf("ValidateType(%q) = %v, want nil", c.in, err)
-		}
-		if !c.ok && !errors.Is(err, ErrBadType) {
-			t.Errorf("ValidateType(%q) = %v, want an error wrapping ErrBadType", c.in, err)
-		}
-	}
+	})
 }
 
 func FuzzValidateTopic(f *testing.F) {
-	for _, s := range []string{"project.42", "", "a\r\nb", "{a}", "*", strings.Repeat("z", 129)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateTopic(s)
-		valid := len(s) >= 1 && len(s) <= MaxTopicLen
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0) {
-				valid = false
-			}
-		}
-		if valid != (err == nil) {
-			t.Fatalf("ValidateTopic(%q) = %v, want valid=%v", s, err, valid)
-		}
-		if err != nil && !errors.Is(err, ErrBadTopic) {
-			t.Fatalf("ValidateTopic(%q) = %v, does not wrap ErrBadTopic", s, err)
-		}
-		if err == nil && strings.ContainsAny(s, "\r\n\x00{}*;= ") {
-			t.Fatalf("ValidateTopic(%q) accepted a reserved or wire-breaking character", s)
-		}
-	})
+	fuzzName(f, "ValidateTopic", ValidateTopic, ErrBadTopic, MaxTopicLen, func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0
+	}, "project.42", "", "a\r\nb", "{a}", "*", strings.Repeat("z", 129))
 }
 
 func FuzzValidateType(f *testing.F) {
-	for _, s := range []string{"progress", "", "A", "a\nb", strings.Repeat("z", 65)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateType(s)
-		valid := len(s) >= 1 && len(s) <= MaxTypeLen
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("._-", c) >= 0) {
-				valid = false
-			}
-		}
-		if valid != (err == nil) {
-			t.Fatalf("ValidateType(%q) = %v, want valid=%v", s, err, valid)
-		}
-		if err != nil && !errors.Is(err, ErrBadType) {
-			t.Fatalf("ValidateType(%q) = %v, does not wrap ErrBadType", s, err)
-		}
-	})
+	fuzzName(f, "ValidateType", ValidateType, ErrBadType, MaxTypeLen, func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("._-", c) >= 0
+	}, "progress", "", "A", "a\nb", strings.Repeat("z", 65))
 }

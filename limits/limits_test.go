@@ -110,10 +110,16 @@ func TestConns(t *testing.T) {
 	}
 }
 
+// clockedRate is NewRate on a clock that reads *now, which the test moves by hand.
+func clockedRate(perSecond float64, burst int, now *time.Time) *Rate {
+	r := NewRate(perSecond, burst)
+	r.now = func() time.Time { return *now }
+	return r
+}
+
 func TestRate(t *testing.T) {
 	now := time.Unix(1000, 0)
-	r := NewRate(2, 3)
-	r.now = func() time.Time { return now }
+	r := clockedRate(2, 3, &now)
 	for i := range 3 {
 		if err := r.Allow("k"); err != nil {
 			t.Fatalf("Allow #%d within the burst = %v", i, err)
@@ -143,8 +149,7 @@ func TestRate(t *testing.T) {
 
 func TestRateForgetsIdleKeys(t *testing.T) {
 	now := time.Unix(1000, 0)
-	r := NewRate(1000, 1)
-	r.now = func() time.Time { return now }
+	r := clockedRate(1000, 1, &now)
 	for i := range 5000 {
 		_ = r.Allow(string(rune(i)))
 		now = now.Add(time.Millisecond)

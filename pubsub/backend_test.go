@@ -101,6 +101,14 @@ func (b *backend) xadd(t *testing.T, topic string, values ...string) string {
 	return id
 }
 
+// leftNothing fails the test when any key under the backend's prefix exists: the refused publishes stored nothing.
+func (b *backend) leftNothing(t *testing.T) {
+	t.Helper()
+	if keys, _ := b.rdb.Keys(ctxFor(t), b.prefix+":*").Result(); len(keys) != 0 {
+		t.Errorf("refused publishes left keys %q", keys)
+	}
+}
+
 func (b *backend) streamIDs(t *testing.T, topic string) []string {
 	t.Helper()
 	msgs, err := b.rdb.XRange(ctxFor(t), b.keys.Stream(topic), "-", "+").Result()

@@ -42,11 +42,7 @@ func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
 		if ids := b.streamIDs(t, "t"); !slices.Equal(ids, []string{first.ID, after}) {
 			t.Errorf("stream holds %q, want %q", ids, []string{first.ID, after})
 		}
-		for outcome, want := range map[string]float64{"ok": 2, "duplicate": 1} {
-			if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_publish_total", "outcome="+outcome); v != want {
-				t.Errorf("hub_publish_total{outcome=%s} = %v, want %v", outcome, v, want)
-			}
-		}
+		testutil.WantByLabel(t, testutil.Gather(t, reg), "hub_publish_total", "outcome", map[string]float64{"ok": 2, "duplicate": 1})
 	})
 }
 
@@ -134,9 +130,7 @@ func TestPublishIdempotencyKeyValidated(t *testing.T) {
 				t.Errorf("script with KEYS[3]=%s = %v; want the refusal 'invalid idempotency key'", record, err)
 			}
 		}
-		if keys, _ := b.rdb.Keys(ctx, b.prefix+":*").Result(); len(keys) != 0 {
-			t.Errorf("refused publishes left keys %q", keys)
-		}
+		b.leftNothing(t)
 	})
 }
 

@@ -17,10 +17,7 @@ import (
 func TestSubscriberSweepRepairsALostMessageOnAQuietTopic(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		const tick, sweep = 20 * time.Millisecond, 400 * time.Millisecond
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: tick, Sweep: sweep})
-		s.follow(t, "t")
-		a := b.publish(t, "t", "", `{"n":"a"}`)
-		s.rec.waitN(t, 1, within)
+		s, a := followFirst(t, b, SubscriberConfig{TailCheck: tick, Sweep: sweep})
 		time.Sleep(10 * tick) // past the checks that follow traffic: the topic is quiet now
 		lost := b.xadd(t, "t", "p", a, "t", "progress", "d", `{"n":"lost"}`)
 		stored := time.Now()

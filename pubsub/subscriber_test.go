@@ -41,6 +41,17 @@ func startSubscriber(t *testing.T, b *backend, cfg SubscriberConfig) *running {
 	return &running{Subscriber: s, rec: rec, reg: reg}
 }
 
+// followFirst starts a subscriber with cfg, follows "t" and waits for a first event there; it returns the subscriber
+// and that event's id.
+func followFirst(t *testing.T, b *backend, cfg SubscriberConfig) (*running, string) {
+	t.Helper()
+	s := startSubscriber(t, b, cfg)
+	s.follow(t, "t")
+	a := b.publish(t, "t", "", `{"n":"a"}`)
+	s.rec.waitN(t, 1, within)
+	return s, a
+}
+
 func (r *running) follow(t *testing.T, topic string) {
 	t.Helper()
 	select {
@@ -124,10 +135,7 @@ func TestSubscriberEphemeral(t *testing.T) {
 
 func TestSubscriberRepairsALostMessage(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour})
-		s.follow(t, "t")
-		a := b.publish(t, "t", "", `{"n":"a"}`)
-		s.rec.waitN(t, 1, within)
+		s, a := followFirst(t, b, SubscriberConfig{TailCheck: time.Hour})
 		lost1 := b.publishElsewhere(t, "t", `{"n":"lost1"}`)
 		lost2 := b.publishElsewhere(t, "t", `{"n":"lost2"}`)
 		c := b.publish(t, "t", "", `{"n":"c"}`) // its prev reveals the gap
@@ -157,10 +165,7 @@ func TestSubscriberTailCheckCatchesALostLastMessage(t *testing.T) {
 
 func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
 	b := realBackend(t) // CLIENT KILL needs a real redis-server: miniredis has no pub/sub connection to kill
-	s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour, PingEvery: 200 * time.Millisecond})
-	s.follow(t, "t")
-	a := b.publish(t, "t", "", `{"n":"a"}`)
-	s.rec.waitN(t, 1, within)
+	s, a := followFirst(t, b, SubscriberConfig{TailCheck: time.Hour, PingEvery: 200 * time.Millisecond})
 	if err := b.rdb.Do(ctxFor(t), "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
 		t.Fatalf("CLIENT KILL TYPE pubsub: %v", err)
 	}
@@ -175,10 +180,7 @@ func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
 
 func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{MaxEventBytes: 64})
-		s.follow(t, "t")
-		a := b.publish(t, "t", "", `{"n":"a"}`)
-		s.rec.waitN(t, 1, within)
+		s, a := followFirst(t, b, SubscriberConfig{MaxEventBytes: 64})
 		ch := b.keys.Channel("t")
 		next := fmt.Sprintf("%d-0", mustID(t, a).Ms+1)
 		for _, bad := range []string{
@@ -204,10 +206,7 @@ func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
 // move the position past events that are.
 func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond})
-		s.follow(t, "t")
-		a := b.publish(t, "t", "", `{"n":"a"}`)
-		s.rec.waitN(t, 1, within)
+		s, a := followFirst(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond})
 		forged := fmt.Sprintf(`{"id":"99999999999999-0","prev":%q,"type":"progress","data":{}}`, a)
 		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), forged)
 		c := b.publish(t, "t", "", `{"n":"c"}`)
@@ -221,10 +220,7 @@ func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
 // not again at every tail check.
 func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond})
-		s.follow(t, "t")
-		a := b.publish(t, "t", "", `{"n":"a"}`)
-		s.rec.waitN(t, 1, within)
+		s, a := followFirst(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond})
 		// A tail check between a's XADD and its live message counts a gap of its own (and repairs a): count from here.
 		before, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total")
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")

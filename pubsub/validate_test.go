@@ -29,9 +29,7 @@ func TestPublishRefusesReservedTypes(t *testing.T) {
 				t.Errorf("script(type %s) = %v; want the error reply 'reserved event type'", typ, err)
 			}
 		}
-		if keys, _ := b.rdb.Keys(ctx, b.prefix+":*").Result(); len(keys) != 0 {
-			t.Errorf("refused publishes left keys %q", keys)
-		}
+		b.leftNothing(t)
 	})
 }
 
@@ -98,10 +96,7 @@ func TestScriptRefusalsAreValidationErrors(t *testing.T) {
 // other way than a publisher is dropped and counted, live and on replay, and the topic goes on after it.
 func TestStoredControlEventsAreNeverDelivered(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{})
-		s.follow(t, "t")
-		a := b.publish(t, "t", "", `{"n":"a"}`)
-		s.rec.waitN(t, 1, within)
+		s, a := followFirst(t, b, SubscriberConfig{})
 		aID := mustID(t, a)
 		live := fmt.Sprintf("%d-%d", aID.Ms, aID.Seq+1) // chained to a: delivered at once unless refused
 		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), fmt.Sprintf(`{"id":%q,"prev":%q,"type":"reset","data":{}}`, live, a))

@@ -17,20 +17,14 @@ func TestOnlyProgressEventsAreJudged(t *testing.T) {
 	r.publish("ci.4", "log", `{"workflow":"busy","status":"failed","line":"retrying a flaky test"}`)
 	r.sweep(s)
 	r.sweep(s)
-	if got := r.kinds(); len(got) != 0 {
-		t.Fatalf("notifications after log events saying failed = %v, want none", got)
-	}
+	r.wantKinds("after log events saying failed")
 	r.advance(11 * time.Second)
 	r.sweep(s)
-	if got := r.kinds(); !equal(got, []string{"stalled:busy"}) {
-		t.Fatalf("notifications 11 s after busy's progress event = %v, want it stalled (its status is its progress event's)", got)
-	}
+	r.wantKinds("11 s after busy's progress event (its status is its progress event's)", "stalled:busy")
 	r.publish("ci.4", "log", `{"workflow":"busy","status":"running","line":"still here"}`)
 	r.sync()
 	r.sweep(s)
-	if got := r.kinds(); !equal(got, []string{"stalled:busy"}) {
-		t.Errorf("notifications after a log line naming the stalled workflow = %v, want no recovery", got)
-	}
+	r.wantKinds("after a log line naming the stalled workflow (no recovery)", "stalled:busy")
 }
 
 // Field names are matched with their exact case, as the console and the publish script read them: a "Status" beside
@@ -42,14 +36,10 @@ func TestFieldNamesAreReadWithExactCase(t *testing.T) {
 	r.publish("ci.5", "progress", `{"workflow":"upper","STATUS":"failed"}`)
 	r.publish("ci.5", "progress", `{"workflow":"eta","status":"running","ETA_S":3600}`)
 	r.sweep(s)
-	if got := r.kinds(); len(got) != 0 {
-		t.Fatalf("notifications for succeeded and status-less workflows = %v, want none", got)
-	}
+	r.wantKinds("for succeeded and status-less workflows")
 	r.advance(11 * time.Second)
 	r.sweep(s)
-	if got := r.kinds(); !equal(got, []string{"stalled:eta"}) {
-		t.Errorf("notifications after 11 s = %v, want eta stalled (ETA_S is not eta_s)", got)
-	}
+	r.wantKinds("after 11 s (ETA_S is not eta_s)", "stalled:eta")
 }
 
 // A lock event's fields are read with their exact case too: the key the publish script filed it under is the key

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/workflow"
 )
 
@@ -60,7 +61,8 @@ func TestConcurrentSweepsClaimEachStallOnce(t *testing.T) {
 	}
 	total := 0.0
 	for _, reg := range regs {
-		total += verdictCount(t, reg, workflow.Stalled)
+		v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflow_verdicts_total", "verdict="+workflow.Stalled)
+		total += v
 	}
 	if total != topics*perTopic {
 		t.Errorf("hub_workflow_verdicts_total{verdict=stalled} summed over replicas = %v, want %d", total, topics*perTopic)
@@ -68,25 +70,4 @@ func TestConcurrentSweepsClaimEachStallOnce(t *testing.T) {
 	if got := len(r.kinds()); got != topics*perTopic {
 		t.Errorf("notifications = %d, want %d", got, topics*perTopic)
 	}
-}
-
-func verdictCount(t *testing.T, reg *prometheus.Registry, verdict string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "hub_workflow_verdicts_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "verdict" && l.GetValue() == verdict {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/workflow"
 )
@@ -55,6 +56,14 @@ func (r *rig) kinds() []string {
 		out = append(out, n.Kind+":"+n.Workflow)
 	}
 	return out
+}
+
+// wantKinds fails the test unless the notifications told so far are want, in order; when says at which point.
+func (r *rig) wantKinds(when string, want ...string) {
+	r.t.Helper()
+	if got := r.kinds(); !equal(got, want) {
+		r.t.Fatalf("notifications %s = %v, want %v", when, got, want)
+	}
 }
 
 func (r *rig) clock() time.Time {
@@ -165,8 +174,8 @@ func TestStallIsJudgedOnceAcrossReplicasAndRestarts(t *testing.T) {
 	if !got[0].Since.Equal(time.UnixMilli(int64(sid.Ms)).UTC()) {
 		t.Errorf("stalled since %v, want the last event's time %v", got[0].Since, time.UnixMilli(int64(sid.Ms)))
 	}
-	if v := workflowGauge(t, reg, "stalled"); v != 1 {
-		t.Errorf("hub_workflows{status=stalled} = %v, want 1", v)
+	if v, ok := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflows", "status=stalled"); !ok || v != 1 {
+		t.Errorf("hub_workflows{status=stalled} = %v (gathered: %v), want 1", v, ok)
 	}
 	restarted := r.sweeper(nil, cfg)
 	r.sweep(restarted)
@@ -181,29 +190,7 @@ func TestStallIsJudgedOnceAcrossReplicasAndRestarts(t *testing.T) {
 	if got := verdicts(r.health("deploy.1")); !equal(got, []string{"stalled:wf-1", "recovered:wf-1"}) {
 		t.Fatalf("health after a new event = %v, want stalled then recovered", got)
 	}
-	if got := r.kinds(); !equal(got, []string{"stalled:wf-1", "recovered:wf-1"}) {
-		t.Errorf("notifications = %v, want stalled then recovered", got)
-	}
-}
-
-func workflowGauge(t *testing.T, reg *prometheus.Registry, status string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "hub_workflows" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if m.GetLabel()[0].GetValue() == status {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no hub_workflows{status=%q} gathered", status)
-	return 0
+	r.wantKinds("after a new event", "stalled:wf-1", "recovered:wf-1")
 }
 
 // eta_s longer than stall_after is the silence the agent announced.
@@ -251,9 +238,7 @@ func TestFailedWorkflowIsNotifiedOnce(t *testing.T) {
 		r.sweep(a)
 		r.sweep(b)
 	}
-	if got := r.kinds(); !equal(got, []string{"failed:bad"}) {
-		t.Fatalf("notifications = %v, want one failed for bad", got)
-	}
+	r.wantKinds("after bad failed", "failed:bad")
 	var data struct{ Message string }
 	_ = json.Unmarshal(r.told[0].Data, &data)
 	if data.Message != "compile error" || r.told[0].Topic != "ci.1" || r.told[0].EventID == "" {
@@ -286,9 +271,7 @@ func TestTwoHoldersOfOneKeyAreOneDuplicate(t *testing.T) {
 	if other := r.health("saga.1"); len(other) != 0 {
 		t.Errorf("saga.1 health = %v, want none (the verdict goes to the newer holder)", verdicts(other))
 	}
-	if got := r.kinds(); !equal(got, []string{"duplicate:B"}) {
-		t.Errorf("notifications = %v, want one duplicate", got)
-	}
+	r.wantKinds("after two holders of one key", "duplicate:B")
 }
 
 // A lock event whose fence went backwards is the other signature of two holders.
@@ -329,9 +312,7 @@ func TestCommittedVerdictIsNotifiedAfterAFailedQueue(t *testing.T) {
 	healthy := r.sweeper(nil, workflow.Config{StallAfter: 10 * time.Second})
 	r.sweep(healthy)
 	r.sweep(healthy)
-	if got := r.kinds(); !equal(got, []string{"stalled:wf-3"}) {
-		t.Fatalf("notifications = %v, want the stall told once by the healthy replica", got)
-	}
+	r.wantKinds("(the stall told once, by the healthy replica)", "stalled:wf-3")
 	if got := r.health("deploy.2"); len(got) != 1 {
 		t.Errorf("health = %v, want still one verdict", verdicts(got))
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/demo"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -40,9 +41,9 @@ func axeSource(t *testing.T) string {
 
 // a11yDemo is the demo's simulated agents publishing on the demo topic of a test hub, plus workflows in every state
 // the agents reach only by chance: failed, and stalled under a lost lease (which raises an alarm).
-func a11yDemo(t *testing.T) *testHub {
+func a11yDemo(t *testing.T) *hubtest.Hub {
 	t.Helper()
-	h := startHub(t, redistest.Start(t))
+	h := hubtest.Start(t, redistest.Start(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { demo.Run(ctx, h.Pub, h.RDB, prometheus.NewRegistry(), zerolog.Nop()) })
@@ -59,7 +60,7 @@ func a11yDemo(t *testing.T) *testHub {
 }
 
 // demoURL is the console on the demo topic; wf-a11y-migrate, which stops reporting, stalls after 3 s.
-func demoURL(h *testHub, theme string) string {
+func demoURL(h *hubtest.Hub, theme string) string {
 	return h.URL + "/?topic=" + demo.Topic + "&stall_after=3s&theme=" + theme
 }
 

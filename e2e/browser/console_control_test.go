@@ -8,8 +8,6 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-
-	"github.com/syncverse/hub/internal/redistest"
 )
 
 // The hub's control frames (reset, auth-expired) never carry an id. The hub no longer delivers a stored event of
@@ -17,9 +15,7 @@ import (
 // EventSource is recorded as it is made so the test can hand it such frames. (Before: the forged auth-expired
 // closed the stream and the forged reset reloaded the snapshot.)
 func TestConsoleIgnoresControlFramesWithAnID(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t)
 	record := `(() => { const Real = window.EventSource; window.__sources = [];
 		window.EventSource = class extends Real { constructor(...a) { super(...a); window.__sources.push(this); } }; })();`
 	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: record}); err != nil {

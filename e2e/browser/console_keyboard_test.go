@@ -13,8 +13,6 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"github.com/syncverse/hub/internal/redistest"
 )
 
 // The console without a mouse, and without eyes on it: tab order, focus rings, shortcuts that keep out of fields,
@@ -250,9 +248,7 @@ func keyboardShortcutsInFields(t *testing.T, tab context.Context) {
 // TestConsoleAnnouncesStatusChanges: the polite live region says when a workflow fails, stalls or resumes and when
 // the stream is lost and back, and stays quiet for ordinary progress.
 func TestConsoleAnnouncesStatusChanges(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t, "HUB_SSE_RETRY=300ms")
 	const topic = "console.announce"
 	h.Publish(topic, "progress", `{"workflow":"wf-old","title":"Old failure","status":"failed"}`)
 	navigate(t, tab, h.URL+"/?topic="+topic+"&stall_after=2s")

@@ -19,7 +19,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/tokentest"
 )
 
 // The rig of the console's sign-in tests: the hub behind a counting proxy, the browser, a publisher, a login page.
@@ -72,14 +74,14 @@ func (p *countingProxy) since(mark int) []string {
 
 // signinHub runs the hub with HS256 auth and auth.login_url, the browser, and a tab on the console behind the
 // counting proxy; the browser starts after the proxy so that it is closed first.
-func signinHub(t *testing.T) (*testHub, *countingProxy, context.Context) {
+func signinHub(t *testing.T) (*hubtest.Hub, *countingProxy, context.Context) {
 	t.Helper()
 	return signinHubWith(t, signinLoginURL, nil)
 }
 
-func signinHubWith(t *testing.T, loginURL string, own map[string]http.Handler) (*testHub, *countingProxy, context.Context) {
+func signinHubWith(t *testing.T, loginURL string, own map[string]http.Handler) (*hubtest.Hub, *countingProxy, context.Context) {
 	t.Helper()
-	h := startHub(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+testSecret, "HUB_AUTH_LOGIN_URL="+loginURL,
+	h := hubtest.Start(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+tokentest.Secret, "HUB_AUTH_LOGIN_URL="+loginURL,
 		"HUB_SSE_RETRY=300ms")
 	p := newCountingProxy(t, h.URL, own)
 	return h, p, newTab(t, newBrowser(t))
@@ -124,7 +126,7 @@ type publisher struct {
 	err  error
 }
 
-func startPublishing(h *testHub, topic, workflow string, every time.Duration) *publisher {
+func startPublishing(h *hubtest.Hub, topic, workflow string, every time.Duration) *publisher {
 	p := &publisher{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)

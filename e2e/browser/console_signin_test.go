@@ -17,6 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/syncverse/hub/auth"
+	"github.com/syncverse/hub/e2e/hubtest"
+	"github.com/syncverse/hub/internal/tokentest"
 )
 
 // The console under auth: the real hub with an HMAC secret, the real console in a headless Chromium, reached through
@@ -44,8 +46,8 @@ func TestConsoleSignIn(t *testing.T) {
 	}
 	t.Logf("signed-out state %v after the page arrived, then %d requests in 10 s", took, len(p.since(quiet)))
 
-	short := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 5*time.Second)
-	exp := tokenExpiry(t, short)
+	short := tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, 5*time.Second)
+	exp := hubtest.TokenExpiry(t, short)
 	signInWith(t, tab, short)
 	waitJS(t, tab, 3*time.Second, "live after the sign-in", `__hub.state === 'live' && document.getElementById('signin').hidden &&
 		!document.getElementById('session').hidden && /^test · until \d\d:\d\d:\d\d/.test(document.getElementById('session-who').textContent)`)
@@ -107,7 +109,7 @@ func expiryResumes(t *testing.T, p *countingProxy, tab context.Context, topic st
 	}
 	screenshot(t, tab, "console-session-ended")
 
-	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	signInWith(t, tab, tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
 	waitJS(t, tab, 5*time.Second, "live again", `__hub.state === 'live' && document.getElementById('signin').hidden`)
 	time.Sleep(300 * time.Millisecond)
 	ids := pub.Stop(t)
@@ -132,13 +134,13 @@ func TestConsoleSignInRenew(t *testing.T) {
 	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
 	// 12 s: the prompt comes at half of what is left (6 s before the end), time enough to sign in again on a
 	// loaded machine; TestConsoleSignIn holds the 5 s session of the issue.
-	short := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 12*time.Second)
-	exp := tokenExpiry(t, short)
+	short := tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, 12*time.Second)
+	exp := hubtest.TokenExpiry(t, short)
 	signInWith(t, tab, short)
 	waitJS(t, tab, 3*time.Second, "live", `__hub.state === 'live'`)
 	pub := startPublishing(h, topic, "wf-n", 50*time.Millisecond)
 	waitJS(t, tab, time.Until(exp), "the prompt, before the session ends", `__hub.session.state === 'expiring'`)
-	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	signInWith(t, tab, tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
 	waitJS(t, tab, 3*time.Second, "signed in again", `__hub.session.state === 'signed-in' && document.getElementById('signin').hidden`)
 	time.Sleep(time.Until(exp) + time.Second) // past the first session's end, still publishing
 	ids := pub.Stop(t)
@@ -156,7 +158,7 @@ func TestConsoleSignInRenew(t *testing.T) {
 // TestConsoleSignInLoginPage: with auth.login_url set to a path, the console's link takes the operator to the login
 // page with ?return= the console's URL, and the login page's sign-in brings them back live on the same topics.
 func TestConsoleSignInLoginPage(t *testing.T) {
-	tok := signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour)
+	tok := tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour)
 	h, p, tab := signinHubWith(t, "/login", map[string]http.Handler{"/login": loginPage(tok)})
 	page := p.URL + "/?topic=console.login.a&topic=console.login.b"
 	navigate(t, tab, page)
@@ -182,7 +184,7 @@ func TestConsoleSignInForbidden(t *testing.T) {
 	h, p, tab := signinHub(t)
 	navigate(t, tab, p.URL+"/?topic=console.ok,console.secret")
 	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
-	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.ok"}}, time.Hour))
+	signInWith(t, tab, tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.ok"}}, time.Hour))
 	waitJS(t, tab, 5*time.Second, "live on the allowed topic, the other named", `__hub.state === 'live' &&
 		document.querySelector('#denied:not([hidden]) li[data-topic="console.secret"]')?.textContent.startsWith('You may not watch console.secret')`)
 	h.Publish("console.ok", "progress", `{"workflow":"wf-ok","step":"deploy","progress":0.5,"status":"running"}`)
@@ -204,7 +206,7 @@ func TestConsoleSignInStreamRefused(t *testing.T) {
 	const topic = "console.refused"
 	navigate(t, tab, p.URL+"/?topic="+topic)
 	waitJS(t, tab, 5*time.Second, "signed-out state", signedOutShown)
-	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	signInWith(t, tab, tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
 	waitJS(t, tab, 5*time.Second, "live", `__hub.state === 'live'`)
 	h.Publish(topic, "progress", `{"workflow":"wf-r","step":"copy","progress":0.2,"status":"running"}`)
 	waitJS(t, tab, 2*time.Second, "the card", cardIs("wf-r", "copy", "20", "running"))
@@ -236,7 +238,7 @@ func TestConsoleSignInAxe(t *testing.T) {
 		for _, v := range runAxe(t, tab, axe) {
 			t.Errorf("%s theme, signed out: %v", theme, v)
 		}
-		signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, 3*time.Second))
+		signInWith(t, tab, tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, 3*time.Second))
 		waitJS(t, tab, 5*time.Second, "the prompt before the session ends", `__hub.session.state === 'expiring' &&
 			!document.getElementById('session').hidden`)
 		screenshot(t, tab, "console-signin-axe-"+theme)
@@ -260,7 +262,7 @@ func TestConsoleSignInNarrow(t *testing.T) {
 		t.Errorf("400 px, signed out: overflows horizontally: %s", strings.Join(bad, "; "))
 	}
 	screenshot(t, tab, "console-signin-400px")
-	signInWith(t, tab, signToken(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
+	signInWith(t, tab, tokentest.Sign(t, auth.Grant{Subscribe: []string{"console.*"}}, time.Hour))
 	waitJS(t, tab, 5*time.Second, "live", `__hub.state === 'live' && !document.getElementById('session').hidden`)
 	if bad := evalJS[[]string](t, tab, overflowing); len(bad) > 0 {
 		t.Errorf("400 px, signed in: overflows horizontally: %s", strings.Join(bad, "; "))

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -19,10 +20,16 @@ import (
 // The console's browser tests: the real hub run through run() against a real Redis, the real console in a headless
 // Chromium, events published through the Go publisher. Each test leaves a screenshot in the test output folder.
 
-func TestConsoleProgress(t *testing.T) {
+// consoleTab starts a browser and a hub (with env) on a Redis of its own, and opens a tab of that browser.
+func consoleTab(t *testing.T, env ...string) (*hubtest.Hub, context.Context) {
+	t.Helper()
 	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
-	tab := newTab(t, browser)
+	h := hubtest.Start(t, redistest.Start(t), env...)
+	return h, newTab(t, browser)
+}
+
+func TestConsoleProgress(t *testing.T) {
+	h, tab := consoleTab(t)
 	const topic = "console.progress"
 	navigate(t, tab, h.URL+"/?topic="+topic+"&stall_after=2s")
 	waitJS(t, tab, 10*time.Second, "console connects", `__hub.state === 'live'`)
@@ -78,9 +85,7 @@ func TestConsoleProgress(t *testing.T) {
 }
 
 func TestConsoleReconnect(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t, "HUB_SSE_RETRY=300ms")
 	const topic = "console.reconnect"
 	navigate(t, tab, h.URL+"/?topic="+topic)
 	waitJS(t, tab, 10*time.Second, "console connects", `__hub.state === 'live'`)
@@ -120,9 +125,7 @@ func TestConsoleReconnect(t *testing.T) {
 }
 
 func TestConsoleReset(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t, "HUB_SSE_RETRY=300ms")
 	const topic = "console.reset"
 	step := func(i int) {
 		h.Publish(topic, "progress", fmt.Sprintf(`{"workflow":"wf-x","title":"Reindex search","step":"shard %d","progress":%.2f,"status":"running"}`, i, float64(i)/20))
@@ -164,9 +167,7 @@ func TestConsoleReset(t *testing.T) {
 }
 
 func TestConsoleLockAlarm(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t)
 	const topic = "console.locks"
 	// A populated board: the screenshot of this test is the one the README shows.
 	for _, d := range []string{
@@ -199,9 +200,7 @@ func TestConsoleLockAlarm(t *testing.T) {
 }
 
 func TestConsoleIdempotency(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t)
 	const topic = "console.idem"
 	navigate(t, tab, h.URL+"/?topic="+topic)
 	waitJS(t, tab, 10*time.Second, "console connects", `__hub.state === 'live'`)

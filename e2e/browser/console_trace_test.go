@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/e2e/hubtest"
 )
 
 // An event's trace id in the console: EventSource cannot read the SSE trace line, so the log's "trace" disclosure
@@ -21,9 +21,7 @@ import (
 // and one without; the keyboard reaches the log's trace control, keeps it while a newer event arrives, opens each,
 // and reads the trace id and "no trace".
 func TestConsoleTraceID(t *testing.T) {
-	browser := newBrowser(t)
-	h := startHub(t, redistest.Start(t))
-	tab := newTab(t, browser)
+	h, tab := consoleTab(t)
 	const topic = "console.trace"
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	navigate(t, tab, h.URL+"/?topic="+topic)
@@ -99,7 +97,7 @@ func TestConsoleTraceID(t *testing.T) {
 
 // publishHTTP publishes one event through POST /publish, with a traceparent header when traceparent is not empty,
 // and returns its id.
-func publishHTTP(t *testing.T, h *testHub, topic, data, traceparent string) string {
+func publishHTTP(t *testing.T, h *hubtest.Hub, topic, data, traceparent string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, h.URL+"/publish", strings.NewReader(`{"topic":`+jsString(topic)+`,"type":"progress","data":`+data+`}`))
 	if err != nil {

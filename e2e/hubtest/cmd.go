@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 // Cmd is one `hub ...` command run in-process with Run, until its context is cancelled or it returns.
 type Cmd struct {
-	cancel context.CancelFunc
-	done   chan error
-	stderr *SyncBuffer
+	background
+	stderr *testutil.SyncBuffer
 }
 
 // StartCmd runs `hub args...` with stdout (a terminal or a buffer) and the environment env ("KEY=VALUE").
@@ -23,30 +24,18 @@ func StartCmd(t *testing.T, stdout io.Writer, env []string, args ...string) *Cmd
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &Cmd{cancel: cancel, done: make(chan error, 1), stderr: &SyncBuffer{}}
-	go func() {
-		c.done <- Run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, c.stderr, nil)
-	}()
-	t.Cleanup(func() { c.Stop(t) })
+	stderr := &testutil.SyncBuffer{}
+	c := &Cmd{stderr: stderr, background: goRun(func(ctx context.Context) error {
+		return Run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, stderr, nil)
+	})}
+	t.Cleanup(func() { _ = c.Stop(t) })
 	return c
 }
 
 // Stop cancels the command, as Ctrl-C does through main's signal context, and returns what Run returned.
 func (c *Cmd) Stop(t *testing.T) error {
 	t.Helper()
-	if c.cancel == nil {
-		return nil
-	}
-	c.cancel()
-	c.cancel = nil
-	select {
-	case err := <-c.done:
-		return err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the command did not return within 10s of its context's end")
-		return nil
-	}
+	return c.stop(t, 10*time.Second)
 }
 
 // Stderr is what the command wrote to stderr so far.
@@ -58,8 +47,7 @@ func RunCmd(t *testing.T, stdout io.Writer, env []string, args ...string) (stder
 	c := StartCmd(t, stdout, env, args...)
 	select {
 	case err = <-c.done:
-		c.cancel()
-		c.cancel = nil
+		c.returned()
 		return c.stderr.String(), err
 	case <-time.After(15 * time.Second):
 		t.Fatalf("hub %v did not return within 15s", args)

@@ -3,15 +3,12 @@
 package hubtest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,10 +32,9 @@ type Hub struct {
 	RDB    *redis.Client
 	Pub    *pubsub.Publisher
 
-	Env    map[string]string // the whole environment it runs with
-	cancel context.CancelFunc
-	done   chan error
-	Output *SyncBuffer // what the hub logged (its stderr) since it last started
+	Env    map[string]string    // the whole environment it runs with
+	Output *testutil.SyncBuffer // what the hub logged (its stderr) since it last started
+	background
 }
 
 // Start runs the hub against rs with a key prefix of its own; env holds extra "KEY=VALUE" settings
@@ -92,20 +88,18 @@ func (h *Hub) Getenv(k string) string { return h.Env[k] }
 // Start runs the hub on listen and returns once it answers /readyz; app.Run says where it listens.
 func (h *Hub) Start(listen string) {
 	h.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	h.Output = &SyncBuffer{}
-	h.cancel, h.done = cancel, make(chan error, 1)
+	h.Output = &testutil.SyncBuffer{}
 	urls := make(chan string, 1)
-	go func() {
-		h.done <- app.Run(ctx, app.Env{Args: []string{"serve", "--listen", listen}, Getenv: h.Getenv,
+	h.background = goRun(func(ctx context.Context) error {
+		return app.Run(ctx, app.Env{Args: []string{"serve", "--listen", listen}, Getenv: h.Getenv,
 			Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: h.Output, Listening: func(url string) { urls <- url }})
-	}()
+	})
 	select {
 	case h.URL = <-urls:
 		h.Addr = h.URL[strings.Index(h.URL, "://")+3:]
 		h.WaitReady(15 * time.Second)
 	case err := <-h.done:
-		h.cancel = nil
+		h.returned()
 		h.t.Fatalf("app.Run returned before listening: %v\nlogs:\n%s", err, h.Output)
 	case <-time.After(15 * time.Second):
 		h.t.Fatalf("hub did not start listening within 15s; logs:\n%s", h.Output)
@@ -133,20 +127,7 @@ func (h *Hub) WaitReady(within time.Duration) {
 }
 
 // Stop cancels run's context and returns what run returned; it is idempotent.
-func (h *Hub) Stop() error {
-	if h.cancel == nil {
-		return nil
-	}
-	h.cancel()
-	h.cancel = nil
-	select {
-	case err := <-h.done:
-		return err
-	case <-time.After(30 * time.Second):
-		h.t.Errorf("app.Run did not return within 30s of cancel")
-		return fmt.Errorf("run did not return")
-	}
-}
+func (h *Hub) Stop() error { return h.stop(h.t, 30*time.Second) }
 
 // Restart stops the hub and runs it again on the same address, as a process restart would.
 func (h *Hub) Restart() {
@@ -172,34 +153,6 @@ func (h *Hub) Publish(topic, typ, data string) string {
 
 // StreamKey is the Redis key of topic's history.
 func (h *Hub) StreamKey(topic string) string { return pubsub.Keys{Prefix: h.Prefix}.Stream(topic) }
-
-// SyncBuffer is a bytes.Buffer safe for the writer goroutine and a polling reader.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// Lines returns the buffer's lines.
-func (s *SyncBuffer) Lines() []string {
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	var out []string
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
-}
 
 // EventData is the data of the i-th event of a test's workflow: one JSON object that tells events apart.
 func EventData(i int) string { return fmt.Sprintf(`{"workflow":"wf-1","seq":%d}`, i) }

@@ -34,15 +34,15 @@ func FreeBusPort(t testing.TB) int {
 	return p
 }
 
-// BuildHub builds the hub binary from the module root (the tests' working directory) into a directory of the
-// test's, which it returns for PATH: the docs and the examples call it hub. With -short it skips.
+// BuildHub builds the hub binary (the module's root package, from any folder of the module) into a directory of
+// the test's, which it returns for PATH: the docs and the examples call it hub. With -short it skips.
 func BuildHub(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the hub")
 	}
 	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hub"), ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "hub"), "github.com/syncverse/hub").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return dir

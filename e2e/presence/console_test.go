@@ -13,7 +13,6 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
 
@@ -30,10 +29,7 @@ func TestConsoleShowsWhoIsWatching(t *testing.T) {
 	if browser == "" {
 		t.Skip("chromium not found (set HUB_CHROMIUM)")
 	}
-	rs := redistest.StartReal(t, redistest.Options{})
-	prefix := redistest.Prefix(t)
-	h1 := startHub(t, rs, prefix)
-	h2 := startHub(t, rs, prefix)
+	h1, h2 := twoHubs(t)
 	stream(t, h2.URL, nil, nil, "room") // an anonymous watcher on the other hub
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.UserDataDir(t.TempDir()),

@@ -56,6 +56,15 @@ func startHub(t *testing.T, rs *redistest.Server, prefix string, extra ...string
 	return startHubOn(t, "redis://"+rs.Addr+"/0", prefix, extra...)
 }
 
+// twoHubs starts two hubs, with the extra settings, on one real Redis under one prefix: one topic's watchers may
+// be on either.
+func twoHubs(t *testing.T, extra ...string) (*chaos.Hub, *chaos.Hub) {
+	t.Helper()
+	rs := redistest.StartReal(t, redistest.Options{})
+	prefix := redistest.Prefix(t)
+	return startHub(t, rs, prefix, extra...), startHub(t, rs, prefix, extra...)
+}
+
 func startHubOn(t *testing.T, redisURL, prefix string, extra ...string) *chaos.Hub {
 	t.Helper()
 	h, err := chaos.StartHub(hubBin, "127.0.0.1:0", append([]string{
@@ -140,9 +149,7 @@ func stream(t *testing.T, base string, hdr http.Header, extra url.Values, topics
 }
 
 func TestPresenceAcrossTwoHubs(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
-	prefix := redistest.Prefix(t)
-	h1, h2 := startHub(t, rs, prefix), startHub(t, rs, prefix)
+	h1, h2 := twoHubs(t)
 	grant := auth.Grant{Subscribe: []string{"room"}, Presence: []string{"room"}}
 	alice, bob := token(t, "alice", grant), token(t, "bob", grant)
 	viewer := token(t, "carol", grant)
@@ -241,9 +248,7 @@ func TestPresenceBehindSentinel(t *testing.T) {
 // TestPresenceFrames: a stream opened with presence=1 gets event: presence frames, without an id, as the topic's
 // watchers change (on another hub too); names only with the presence grant.
 func TestPresenceFrames(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
-	prefix := redistest.Prefix(t)
-	h1, h2 := startHub(t, rs, prefix), startHub(t, rs, prefix)
+	h1, h2 := twoHubs(t)
 	grant := auth.Grant{Subscribe: []string{"room"}, Presence: []string{"room"}}
 	watcher := stream(t, h1.URL, token(t, "carol", grant), url.Values{"presence": {"1"}}, "room")
 	counter := stream(t, h1.URL, token(t, "dave", auth.Grant{Subscribe: []string{"room"}}), url.Values{"presence": {"1"}}, "room")
@@ -297,10 +302,7 @@ func asStrings(v any) []string {
 // TestPresenceNamesStopAtMaxUsers: past presence.max_users the names are cut, the answer says truncated, and the
 // hub counts the entries it wrote cut short; the count still has every stream.
 func TestPresenceNamesStopAtMaxUsers(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
-	prefix := redistest.Prefix(t)
-	h1 := startHub(t, rs, prefix, "HUB_PRESENCE_MAX_USERS=2")
-	h2 := startHub(t, rs, prefix, "HUB_PRESENCE_MAX_USERS=2")
+	h1, h2 := twoHubs(t, "HUB_PRESENCE_MAX_USERS=2")
 	grant := auth.Grant{Subscribe: []string{"room"}, Presence: []string{"room"}}
 	for _, u := range []string{"u1", "u2", "u3", "u4"} {
 		stream(t, h1.URL, token(t, u, grant), nil, "room")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/pubsub"
@@ -34,7 +35,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 	ctx := context.Background()
 	const topics, perPhase = 48, 8
 	prefix := fmt.Sprintf("c%d", time.Now().UnixNano())
-	h := runDeployed(t, map[string]string{
+	h := hubtest.RunDeployed(t, map[string]string{
 		"HUB_REDIS_URL": url, "HUB_REDIS_PREFIX": prefix, "HUB_REDIS_SHARDED_PUBSUB": strconv.FormatBool(sharded),
 		// The tail check would hide a lost resubscription; an hour is longer than the test.
 		"HUB_REDIS_TAIL_CHECK": "1h", "HUB_LIMITS_MAX_TOPICS_PER_STREAM": strconv.Itoa(topics),

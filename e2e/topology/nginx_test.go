@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -21,7 +22,7 @@ import (
 // for /events, and returns the proxy's base URL.
 func startNginx(t *testing.T, upstream string, readTimeout time.Duration) string {
 	t.Helper()
-	needTool(t, "nginx")
+	hubtest.NeedTool(t, "nginx")
 	b, err := os.ReadFile("deploy/nginx.conf")
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +31,7 @@ func startNginx(t *testing.T, upstream string, readTimeout time.Duration) string
 	if os.Geteuid() == 0 {
 		_ = os.Chmod(dir, 0o755) // nginx's workers drop root and must still reach the temp paths
 	}
-	port := freeBusPort(t)
+	port := hubtest.FreeBusPort(t)
 	conf := string(b)
 	replace := func(re, with string) {
 		t.Helper()
@@ -70,7 +71,7 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 	rs := redistest.Start(t)
 
 	t.Run("heartbeat shorter than the proxy timeout", func(t *testing.T) {
-		h := startHub(t, rs, "HUB_SSE_HEARTBEAT=500ms")
+		h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT=500ms")
 		proxy := startNginx(t, h.Addr, proxyTimeout)
 		s := ssetest.Open(t, proxy, ssetest.TopicQuery("quiet"), "")
 		if s.Status != http.StatusOK || !strings.HasPrefix(s.Header.Get("Content-Type"), "text/event-stream") {
@@ -98,14 +99,14 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 		if heartbeats < 5 {
 			t.Errorf("%d heartbeats in %v, want at least 5", heartbeats, 3*proxyTimeout)
 		}
-		id := h.Publish("quiet", "progress", data(1))
-		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != data(1) {
-			t.Errorf("event after the idle time = %+v, want id %s data %s", f, id, data(1))
+		id := h.Publish("quiet", "progress", hubtest.EventData(1))
+		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != hubtest.EventData(1) {
+			t.Errorf("event after the idle time = %+v, want id %s data %s", f, id, hubtest.EventData(1))
 		}
 	})
 
 	t.Run("heartbeat longer than the proxy timeout", func(t *testing.T) {
-		h := startHub(t, rs, "HUB_SSE_HEARTBEAT=30s")
+		h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT=30s")
 		proxy := startNginx(t, h.Addr, proxyTimeout)
 		s := ssetest.Open(t, proxy, ssetest.TopicQuery("quiet"), "")
 		start := time.Now()

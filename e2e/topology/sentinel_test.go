@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/ssetest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -28,7 +29,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 
 	url := rig.URL()
 	prefix := fmt.Sprintf("s%d", time.Now().UnixNano())
-	h := runDeployed(t, map[string]string{"HUB_REDIS_URL": url, "HUB_REDIS_PREFIX": prefix, "HUB_REDIS_TAIL_CHECK": "1h"})
+	h := hubtest.RunDeployed(t, map[string]string{"HUB_REDIS_URL": url, "HUB_REDIS_PREFIX": prefix, "HUB_REDIS_TAIL_CHECK": "1h"})
 	rdb, err := pubsub.NewClient(url)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 
 	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery("wf"), "0-0")
 	for i := range 5 {
-		if _, err := pub.Publish(ctx, "wf", "progress", []byte(data(i))); err != nil {
+		if _, err := pub.Publish(ctx, "wf", "progress", []byte(hubtest.EventData(i))); err != nil {
 			t.Fatalf("Publish(%d) = %v", i, err)
 		}
 	}
@@ -54,7 +55,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 	})
 	for i := 5; i < 10; i++ {
 		testutil.Eventually(t, 15*time.Second, fmt.Sprintf("Publish(%d) after the failover", i), func() bool {
-			_, err := pub.Publish(ctx, "wf", "progress", []byte(data(i)))
+			_, err := pub.Publish(ctx, "wf", "progress", []byte(hubtest.EventData(i)))
 			return err == nil
 		})
 	}
@@ -66,8 +67,8 @@ func TestRedisSentinelFailover(t *testing.T) {
 func checkSeq(t *testing.T, frames []ssetest.Frame, from int) {
 	t.Helper()
 	for i, f := range frames {
-		if f.Data != data(from+i) {
-			t.Fatalf("event %d = %s, want %s", from+i, f.Data, data(from+i))
+		if f.Data != hubtest.EventData(from+i) {
+			t.Fatalf("event %d = %s, want %s", from+i, f.Data, hubtest.EventData(from+i))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
 )
@@ -47,7 +48,7 @@ func TestVanishedClientWithoutFIN(t *testing.T) {
 	ip("netns", "exec", ns, "ip", "link", "set", clientIf, "up")
 
 	rs := redistest.Start(t)
-	h := startHubOn(t, rs, hostIP+":0", "HUB_AUTH_ANONYMOUS=true", "HUB_SSE_HEARTBEAT=500ms", "HUB_SSE_WRITE_TIMEOUT=2s")
+	h := hubtest.StartOn(t, rs, hostIP+":0", "HUB_AUTH_ANONYMOUS=true", "HUB_SSE_HEARTBEAT=500ms", "HUB_SSE_WRITE_TIMEOUT=2s")
 	curl := exec.Command("ip", "netns", "exec", ns, "curl", "-sN", h.URL+"/events?topic=vanish&last_event_id=0-0")
 	curl.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := curl.Start(); err != nil {

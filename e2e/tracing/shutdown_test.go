@@ -3,12 +3,12 @@ package tracing
 
 import (
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/testutil"
@@ -25,13 +25,7 @@ const (
 // The batch waits ten minutes before exporting on its own, so the spans of a publish reach the receiver only
 // because SIGTERM's shutdown flushes them.
 func TestHubFlushesSpansOnShutdown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hub")
-	}
-	bin := filepath.Join(t.TempDir(), "hub")
-	if out, err := exec.Command("go", "build", "-o", bin, "../..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := filepath.Join(hubtest.BuildHub(t), "hub")
 	rs := redistest.Start(t) // a real redis-server
 	recv := tracingtest.Start(t)
 	h, err := chaos.StartHub(bin, "127.0.0.1:0", []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_TRACING_ENABLED=true",

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -13,25 +12,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 )
 
-// lockedBuffer is a bytes.Buffer for a logger written from go-redis's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) lines(t *testing.T) []map[string]any {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+// jsonLines parses the logger's output, one JSON object a line.
+func jsonLines(t *testing.T, w *testutil.SyncBuffer) []map[string]any {
 	var out []map[string]any
-	for l := range strings.SplitSeq(strings.TrimSpace(w.b.String()), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(w.String()), "\n") {
 		var m map[string]any
 		if l != "" && json.Unmarshal([]byte(l), &m) != nil {
 			t.Fatalf("log line %q is not JSON", l)
@@ -47,7 +34,7 @@ func (w *lockedBuffer) lines(t *testing.T) []map[string]any {
 // down, for how long, how many failed dials), and one when a dial succeeds again, instead of a line per dial.
 func TestRedisOutageIsLoggedOnceSummedUpAndEnded(t *testing.T) {
 	rs := redistest.StartReal(t, redistest.Options{})
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	l := newRedisLog(zerolog.New(&out), 30*time.Second)
 	var clock sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -82,7 +69,7 @@ func TestRedisOutageIsLoggedOnceSummedUpAndEnded(t *testing.T) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		t.Fatalf("PING after the restart: %v", err)
 	}
-	lines := out.lines(t)
+	lines := jsonLines(t, &out)
 	var msgs []string
 	for _, m := range lines {
 		msgs = append(msgs, m["message"].(string))
@@ -102,13 +89,13 @@ func TestRedisOutageIsLoggedOnceSummedUpAndEnded(t *testing.T) {
 // Other go-redis lines pass as warnings, and none at all for a terminal client's context (hub publish says what
 // failed in its own error).
 func TestRedisLogPassesOtherLinesAndQuietsClients(t *testing.T) {
-	var out lockedBuffer
+	var out testutil.SyncBuffer
 	l := newRedisLog(zerolog.New(&out), 30*time.Second)
 	l.Printf(context.Background(), "redis: sentinel: new master=%q addr=%q", "hub", "10.0.0.2:6379")
 	ctx, loud := quietRedis(context.Background())
 	l.Printf(ctx, "redis: connection pool: failed to dial after %d attempts: %v", 5, "refused")
 	loud()
-	lines := out.lines(t)
+	lines := jsonLines(t, &out)
 	if len(lines) != 1 || lines[0]["level"] != "warn" || lines[0]["component"] != "go-redis" ||
 		lines[0]["message"] != `redis: sentinel: new master="hub" addr="10.0.0.2:6379"` {
 		t.Errorf("go-redis lines logged as %v, want the sentinel line alone, a warning", lines)

@@ -6,28 +6,11 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
-
-// lockedBuffer is stderr shared by the progress line's goroutine and the run.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // On a terminal the default run draws its progress in place on stderr, elapsed against expected, and erases it
 // before the report; the report on stdout carries none of it. Without a terminal, or with --json, nothing is drawn.
@@ -43,7 +26,7 @@ func TestProgressLine(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
-			var errOut lockedBuffer
+			var errOut testutil.SyncBuffer
 			a := args
 			if c.json {
 				a = append([]string{"--json"}, args...)

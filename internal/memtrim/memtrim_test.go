@@ -15,76 +15,81 @@ import (
 	hubtestutil "github.com/syncverse/hub/internal/testutil"
 )
 
+// clockedWatch is a watch looked at on a clock of whole seconds the test moves (a look a second, a gap of a minute),
+// with the churn the test sets and the seconds at which the watch trimmed.
+type clockedWatch struct {
+	w     *watch
+	start time.Time
+	churn int64
+	trims []int
+}
+
+func newClockedWatch(burst int64, quiet time.Duration) *clockedWatch {
+	cfg := Config{Burst: burst, Quiet: quiet, Every: time.Second, Gap: time.Minute, Churn: func() int64 { return 0 }}
+	start := time.Unix(1_000_000, 0)
+	return &clockedWatch{w: newWatch(cfg, start), start: start}
+}
+
+// look is the watch's look at the given second: a trim when it is due.
+func (c *clockedWatch) look(second int) {
+	now := c.start.Add(time.Duration(second) * time.Second)
+	if c.w.due(c.churn, now) {
+		c.trims = append(c.trims, second)
+		c.w.trimmed(now)
+	}
+}
+
 // The rule, looked at once a second over a 5 s quiet window: a burst is trimmed once, after it; churn that never
 // stops, or stays below the burst, is not.
 func TestWatchTrimsOnceAfterEachBurst(t *testing.T) {
-	cfg := Config{Burst: 1000, Quiet: 5 * time.Second, Every: time.Second, Gap: time.Minute, Churn: func() int64 { return 0 }}
-	start := time.Unix(1_000_000, 0)
-	w := newWatch(cfg, start)
-	var churn int64
-	var trims []int
-	look := func(second int) {
-		now := start.Add(time.Duration(second) * time.Second)
-		if w.due(churn, now) {
-			trims = append(trims, second)
-			w.trimmed(now)
-		}
-	}
+	s := newClockedWatch(1000, 5*time.Second)
 	second := 0
 	for ; second < 10; second++ { // a burst of 5,000 opens over 10 s
-		churn += 500
-		look(second)
+		s.churn += 500
+		s.look(second)
 	}
 	for ; second < 30; second++ { // quiet, but for a trickle below a tenth of the burst per window
-		churn += 10
-		look(second)
+		s.churn += 10
+		s.look(second)
 	}
-	if len(trims) != 1 || trims[0] != 14 {
-		t.Fatalf("trims at seconds %v, want one, at second 14 (5 s after the burst)", trims)
+	if len(s.trims) != 1 || s.trims[0] != 14 {
+		t.Fatalf("trims at seconds %v, want one, at second 14 (5 s after the burst)", s.trims)
 	}
 	for ; second < 300; second++ { // steady churn of 200/s: memory is reused, never trimmed
-		churn += 200
-		look(second)
+		s.churn += 200
+		s.look(second)
 	}
-	if len(trims) != 1 {
-		t.Fatalf("trims at seconds %v during steady churn, want none after the first", trims)
+	if len(s.trims) != 1 {
+		t.Fatalf("trims at seconds %v during steady churn, want none after the first", s.trims)
 	}
 	for ; second < 320; second++ { // the churn stops: what it left behind is handed back
-		look(second)
+		s.look(second)
 	}
-	if len(trims) != 2 {
-		t.Fatalf("trims at seconds %v, want a second one once the steady churn stopped", trims)
+	if len(s.trims) != 2 {
+		t.Fatalf("trims at seconds %v, want a second one once the steady churn stopped", s.trims)
 	}
 	for ; second < 400; second++ { // small bursts below Burst are left alone
 		if second%20 == 0 {
-			churn += 600
+			s.churn += 600
 		}
-		look(second)
+		s.look(second)
 	}
-	if len(trims) != 2 {
-		t.Fatalf("trims at seconds %v after bursts below the threshold, want none more", trims)
+	if len(s.trims) != 2 {
+		t.Fatalf("trims at seconds %v after bursts below the threshold, want none more", s.trims)
 	}
 }
 
 // Gap holds back a second trim after a first one.
 func TestWatchKeepsTheGapBetweenTrims(t *testing.T) {
-	cfg := Config{Burst: 100, Quiet: 2 * time.Second, Every: time.Second, Gap: time.Minute, Churn: func() int64 { return 0 }}
-	start := time.Unix(1_000_000, 0)
-	w := newWatch(cfg, start)
-	var churn int64
-	var trims []int
+	s := newClockedWatch(100, 2*time.Second)
 	for second := 0; second < 120; second++ {
 		if second%10 == 0 { // a burst every 10 s
-			churn += 1000
+			s.churn += 1000
 		}
-		now := start.Add(time.Duration(second) * time.Second)
-		if w.due(churn, now) {
-			trims = append(trims, second)
-			w.trimmed(now)
-		}
+		s.look(second)
 	}
-	if len(trims) != 2 || trims[1]-trims[0] < 60 {
-		t.Fatalf("trims at seconds %v, want two at least a minute apart", trims)
+	if len(s.trims) != 2 || s.trims[1]-s.trims[0] < 60 {
+		t.Fatalf("trims at seconds %v, want two at least a minute apart", s.trims)
 	}
 }
 

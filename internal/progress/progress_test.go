@@ -1,40 +1,22 @@
 package progress
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/syncverse/hub/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// buffer is a bytes.Buffer the line's goroutine writes while the test reads.
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // The line is redrawn in place: every frame starts with \r and clears the rest of the row, the text is cut to the
 // width, and Stop erases it and waits for the drawing goroutine.
 func TestLineRedrawsInPlace(t *testing.T) {
-	var out buffer
+	var out testutil.SyncBuffer
 	var n atomic.Int64
 	l := Start(&out, 5*time.Millisecond, func() string {
 		if n.Add(1) == 2 {

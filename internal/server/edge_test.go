@@ -20,6 +20,7 @@ import (
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/testutil"
 	"github.com/syncverse/hub/internal/tracing"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
@@ -35,7 +36,7 @@ type edge struct {
 	Pub    *pubsub.Publisher
 	// Tracing is the edge's tracing: on with HUB_TRACING_ENABLED=true, exporting to the OTEL_* of env.
 	Tracing *tracing.Tracing
-	logs    *lockedBuffer // the edge's warnings and errors, one JSON object a line
+	logs    *testutil.SyncBuffer // the edge's warnings and errors, one JSON object a line
 }
 
 func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
@@ -46,7 +47,7 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 // newEdgeOn is newEdge on a client of the test's making (a Redis behind a proxy that stalls, one that is down).
 func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	t.Helper()
-	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rdb, logs: &lockedBuffer{}}
+	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rdb, logs: &testutil.SyncBuffer{}}
 	vars := map[string]string{"HUB_REDIS_PREFIX": e.Prefix}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -143,22 +144,4 @@ func (e *edge) publish(t testing.TB, topic, typ, data string) string {
 		t.Fatalf("Publish(%s, %s) = %v", topic, data, err)
 	}
 	return id
-}
-
-// lockedBuffer is a log the edge writes from its goroutines while a test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

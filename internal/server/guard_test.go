@@ -155,7 +155,7 @@ func TestAnonymousHostAllowList(t *testing.T) {
 	port := h.Addr[strings.LastIndex(h.Addr, ":")+1:]
 	evil := "rebind.example:" + port
 	as := func(host string, hdr http.Header) http.Header {
-		out := http.Header{"X-Host": {host}}
+		out := http.Header{"Host": {host}}
 		for k, v := range hdr {
 			out[k] = v
 		}
@@ -179,9 +179,9 @@ func TestAnonymousHostAllowList(t *testing.T) {
 		{name: "listed name, other port", path: "/topics", header: as("console.example.com:9000", nil), status: 403},
 	}
 	for _, c := range calls {
-		r := doHost(t, h.URL, c)
+		r := do(t, h.URL, c)
 		if r.status != c.status || !strings.Contains(r.msg, c.errHas) {
-			t.Errorf("%s: %s %s with Host %s = %d %q, want %d with %q", c.name, c.method, c.path, c.header.Get("X-Host"),
+			t.Errorf("%s: %s %s with Host %s = %d %q, want %d with %q", c.name, c.method, c.path, c.header.Get("Host"),
 				r.status, r.msg, c.status, c.errHas)
 		}
 	}
@@ -191,36 +191,6 @@ func TestAnonymousHostAllowList(t *testing.T) {
 	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_http_rejected_total", "reason=host"); v != 6 {
 		t.Errorf("hub_http_rejected_total{reason=host} = %v, want 6", v)
 	}
-}
-
-// doHost is do with the request's Host taken from the X-Host header of the call.
-func doHost(t testing.TB, base string, c call) reply {
-	t.Helper()
-	method := c.method
-	if method == "" {
-		method = http.MethodGet
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, method, base+c.path, strings.NewReader(c.body))
-	for k, vs := range c.header {
-		req.Header[k] = vs
-	}
-	req.Host = req.Header.Get("X-Host")
-	req.Header.Del("X-Host")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %v", c.name, err)
-	}
-	defer resp.Body.Close()
-	r := reply{status: resp.StatusCode, header: resp.Header}
-	if resp.Header.Get("Content-Type") != "text/event-stream" {
-		var e struct{ Error string }
-		if jsonDecode(resp.Body, &e) == nil {
-			r.msg, r.isJSON = e.Error, true
-		}
-	}
-	return r
 }
 
 // While Redis is down every route that needs it answers 503 "redis unavailable" with Retry-After, and no error

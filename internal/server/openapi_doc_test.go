@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"flag"
 	"io"
@@ -62,25 +61,15 @@ type exchange struct {
 // send makes the request of c to base. A stream is closed as soon as its headers are in.
 func send(t *testing.T, base string, c call) exchange {
 	t.Helper()
-	method := cmp.Or(c.method, http.MethodGet)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, base+c.path, strings.NewReader(c.body))
-	if err != nil {
-		t.Fatalf("%s: %v", c.name, err)
-	}
-	for k, vs := range c.header {
-		req.Header[k] = vs
-	}
-	if method == http.MethodPost && strings.HasPrefix(c.body, "{") && req.Header.Get("Content-Type") == "" {
+	req := c.request(t, ctx, base)
+	if req.Method == http.MethodPost && strings.HasPrefix(c.body, "{") && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
-	}
-	if h := c.header.Get("Host"); h != "" { // net/http sends req.Host, not a Host header
-		req.Host = h
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s: %s %s: %v", c.name, method, c.path, err)
+		t.Fatalf("%s: %s %s: %v", c.name, req.Method, c.path, err)
 	}
 	defer resp.Body.Close()
 	ex := exchange{req: req, body: []byte(c.body), status: resp.StatusCode, header: resp.Header}

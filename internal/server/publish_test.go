@@ -19,13 +19,7 @@ import (
 // postPublish sends one POST /publish and returns the status and the answer's id, duplicate flag and error.
 func postPublish(t *testing.T, base, body string, header http.Header) (status int, id string, dup bool, msg string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/publish", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
+	req := call{name: "POST /publish", method: http.MethodPost, path: "/publish", header: header, body: body}.request(t, t.Context(), base)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST /publish %s: %v", body, err)
@@ -80,11 +74,7 @@ func TestPublishIdempotencyKey(t *testing.T) {
 		t.Errorf("after 2 keys sent 10 times: XLEN %d, %v, %d answers not duplicate; want 2 events and 1", n, err, fresh)
 	}
 	fams := testutil.Scrape(t, e.URL)
-	for outcome, want := range map[string]float64{"ok": 2, "duplicate": 8} {
-		if v, _ := testutil.MetricValue(fams, "hub_http_publish_total", "outcome="+outcome); v != want {
-			t.Errorf("hub_http_publish_total{outcome=%s} = %v, want %v", outcome, v, want)
-		}
-	}
+	testutil.WantByLabel(t, fams, "hub_http_publish_total", "outcome", map[string]float64{"ok": 2, "duplicate": 8})
 }
 
 // What POST /publish refuses with 400 or 413 and a clear error, storing nothing: keys the contract does not allow,

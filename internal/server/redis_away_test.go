@@ -13,19 +13,26 @@ import (
 	"github.com/syncverse/hub/internal/redistest"
 )
 
-// streamStart opens GET path raw and reads until it has seen the status line, the retry hint and a heartbeat, or
-// until within; it returns what it saw and when each came.
-func streamStart(t *testing.T, addr, path, header string, within time.Duration) (status string, retry, beat time.Duration) {
+// rawGet sends GET path (header: more header lines, each ending in CRLF) on a connection of its own that gives up
+// after within. It returns the connection, for the caller to close, the answer's reader and when the request went out.
+func rawGet(t *testing.T, addr, path, header string, within time.Duration) (net.Conn, *bufio.Reader, time.Time) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
 	started := time.Now()
 	_ = conn.SetDeadline(started.Add(within))
 	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n", path, header)
-	br := bufio.NewReader(conn)
+	return conn, bufio.NewReader(conn), started
+}
+
+// streamStart opens GET path raw and reads until it has seen the status line, the retry hint and a heartbeat, or
+// until within; it returns what it saw and when each came.
+func streamStart(t *testing.T, addr, path, header string, within time.Duration) (status string, retry, beat time.Duration) {
+	t.Helper()
+	conn, br, started := rawGet(t, addr, path, header, within)
+	defer conn.Close()
 	status, _ = br.ReadString('\n')
 	for retry == 0 || beat == 0 {
 		line, err := br.ReadString('\n')
@@ -45,15 +52,9 @@ func streamStart(t *testing.T, addr, path, header string, within time.Duration) 
 // readyzWithin asks /readyz and returns its status and how long it took.
 func readyzWithin(t *testing.T, addr string) (string, time.Duration) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, br, started := rawGet(t, addr, "/readyz", "", 15*time.Second)
 	defer conn.Close()
-	started := time.Now()
-	_ = conn.SetDeadline(started.Add(15 * time.Second))
-	fmt.Fprint(conn, "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-	line, _ := bufio.NewReader(conn).ReadString('\n')
+	line, _ := br.ReadString('\n')
 	return strings.TrimSpace(line), time.Since(started)
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -67,25 +68,32 @@ type reply struct {
 	header http.Header
 }
 
-// do sends c.
-func do(t testing.TB, base string, c call) reply {
+// request is c as a request to base (GET when c names no method). A Host header of c becomes the request's Host,
+// the one net/http sends.
+func (c call) request(t testing.TB, ctx context.Context, base string) *http.Request {
 	t.Helper()
-	method := c.method
-	if method == "" {
-		method = http.MethodGet
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, base+c.path, strings.NewReader(c.body))
+	req, err := http.NewRequestWithContext(ctx, cmp.Or(c.method, http.MethodGet), base+c.path, strings.NewReader(c.body))
 	if err != nil {
 		t.Fatalf("%s: new request: %v", c.name, err)
 	}
 	for k, vs := range c.header {
 		req.Header[k] = vs
 	}
+	if h := c.header.Get("Host"); h != "" {
+		req.Host = h
+	}
+	return req
+}
+
+// do sends c.
+func do(t testing.TB, base string, c call) reply {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req := c.request(t, ctx, base)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s: %s %s: %v", c.name, method, c.path, err)
+		t.Fatalf("%s: %s %s: %v", c.name, req.Method, c.path, err)
 	}
 	defer resp.Body.Close()
 	r := reply{status: resp.StatusCode, header: resp.Header}

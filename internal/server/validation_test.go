@@ -92,11 +92,7 @@ func TestPublishStrictRefusesDataThatDoesNotMatch(t *testing.T) {
 	if v, _ := testutil.MetricValue(fams, "hub_http_publish_total", "outcome=invalid"); v != 4 {
 		t.Errorf("hub_http_publish_total{outcome=invalid} = %v, want 4", v)
 	}
-	for typ, want := range map[string]float64{"progress": 2, "lock": 1} {
-		if v, _ := testutil.MetricValue(fams, "hub_events_invalid_total", "type="+typ, "at=publish"); v != want {
-			t.Errorf("hub_events_invalid_total{type=%s,at=publish} = %v, want %v", typ, v, want)
-		}
-	}
+	testutil.WantByLabel(t, fams, "hub_events_invalid_total", "type", map[string]float64{"progress": 2, "lock": 1}, "at=publish")
 	w := warnings(t, e)
 	if len(w) != 2 || w[0]["topic"] != "t" || w[0]["type"] != "progress" || w[0]["problem"] != "progress: 40 is not between 0 and 1" ||
 		w[1]["type"] != "lock" || !strings.HasSuffix(w[0]["message"].(string), "refused (events.validation: strict)") {

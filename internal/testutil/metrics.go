@@ -106,3 +106,15 @@ func WaitMetric(t testing.TB, base string, want float64, within time.Duration, n
 	}
 	return v
 }
+
+// WantByLabel fails the test for every value of label whose series of name (with the more "k=v" labels too) does
+// not add up to what want gives that value.
+func WantByLabel(t testing.TB, fams map[string]*dto.MetricFamily, name, label string, want map[string]float64, more ...string) {
+	t.Helper()
+	for value, w := range want {
+		labels := append([]string{label + "=" + value}, more...)
+		if v, _ := MetricValue(fams, name, labels...); v != w {
+			t.Errorf("%s%v = %v, want %v", name, labels, v, w)
+		}
+	}
+}

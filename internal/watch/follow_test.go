@@ -93,6 +93,30 @@ func (h *scriptedHub) seen() (lastIDs, queries []string) {
 	return append([]string(nil), h.lastIDs...), append([]string(nil), h.queries...)
 }
 
+// progressFrames is the SSE text of one progress event (data {}) for each id, in order.
+func progressFrames(ids ...string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString("id: " + id + "\nevent: progress\ndata: {}\n\n")
+	}
+	return b.String()
+}
+
+// serve runs h for the test; the server closes when the test ends.
+func serve(t *testing.T, h *scriptedHub) *httptest.Server {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// wantEvents fails the test unless rec saw the events want (topic/id, in order); why says what want stands for.
+func wantEvents(t *testing.T, rec *recorder, want, why string) {
+	t.Helper()
+	if got := rec.ids(); got != want {
+		t.Errorf("events = %s, want %s (%s)", got, want, why)
+	}
+}
+
 // follow runs a Follower of topics on srv until the sink has n events (then cancels) or 10s pass.
 func follow(t *testing.T, srv *httptest.Server, f *Follower, n int) (*recorder, error) {
 	t.Helper()
@@ -123,18 +147,15 @@ func newFollower(topics ...string) *Follower {
 
 func TestFollowResumesWithLastEventID(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"5-0"}, scripts: []string{
-		"id: 6-0\nevent: progress\ndata: {}\n\nid: 7-0\nevent: progress\ndata: {}\n\n", // then the stream ends
-		"id: 7-0\nevent: progress\ndata: {}\n\n:heartbeat\n\nid: 8-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("6-0", "7-0"), // then the stream ends
+		progressFrames("7-0") + ":heartbeat\n\n" + progressFrames("8-0"),
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	rec, err := follow(t, srv, newFollower("t"), 3)
 	if err != nil {
 		t.Fatalf("Follow = %v, want nil after cancel", err)
 	}
-	if got := rec.ids(); got != "t/6-0 t/7-0 t/8-0" {
-		t.Errorf("events = %s, want t/6-0 t/7-0 t/8-0 (the repeated 7-0 dropped)", got)
-	}
+	wantEvents(t, rec, "t/6-0 t/7-0 t/8-0", "the repeated 7-0 dropped")
 	lastIDs, _ := h.seen()
 	if len(lastIDs) < 2 || lastIDs[0] != "5-0" || lastIDs[1] != "7-0" {
 		t.Errorf("Last-Event-ID per connection = %q, want 5-0 (the snapshot's cursor) then 7-0", lastIDs)
@@ -146,15 +167,12 @@ func TestFollowResumesWithLastEventID(t *testing.T) {
 
 func TestFollowMultiTopicCursor(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"1-0"}, scripts: []string{
-		"id: b=3-0;a=1-0\nevent: progress\ndata: {}\n\nid: a=4-0;b=3-0\nevent: progress\ndata: {}\n\n",
-		"id: b=5-0;a=4-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("b=3-0;a=1-0", "a=4-0;b=3-0"),
+		progressFrames("b=5-0;a=4-0"),
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	rec, _ := follow(t, srv, newFollower("a", "b"), 3)
-	if got := rec.ids(); got != "b/3-0 a/4-0 b/5-0" {
-		t.Errorf("events = %s, want b/3-0 a/4-0 b/5-0", got)
-	}
+	wantEvents(t, rec, "b/3-0 a/4-0 b/5-0", "each on its own topic's cursor")
 	lastIDs, _ := h.seen()
 	if lastIDs[0] != "a=1-0;b=1-0" || lastIDs[1] != "a=4-0;b=3-0" {
 		t.Errorf("Last-Event-ID per connection = %q, want a=1-0;b=1-0 then a=4-0;b=3-0", lastIDs)
@@ -163,7 +181,7 @@ func TestFollowMultiTopicCursor(t *testing.T) {
 
 func TestFollowResetReloadsTheSnapshot(t *testing.T) {
 	script := "event: reset\ndata: {\"topic\":\"t\",\"reason\":\"history-truncated\",\"oldest\":\"8-0\"}\n\n" +
-		"id: 8-0\nevent: progress\ndata: {}\n\nid: 9-0\nevent: progress\ndata: {}\n\nid: 11-0\nevent: progress\ndata: {}\n\n"
+		progressFrames("8-0", "9-0", "11-0")
 	for _, tt := range []struct {
 		toSnapshot bool
 		want       string
@@ -173,14 +191,10 @@ func TestFollowResetReloadsTheSnapshot(t *testing.T) {
 		{false, "t/8-0 t/9-0 t/11-0", 3}, // the line modes pass on what follows the reset
 	} {
 		h := &scriptedHub{cursors: []string{"2-0", "10-0"}, scripts: []string{script}}
-		srv := httptest.NewServer(h)
 		f := newFollower("t")
 		f.ResetToSnapshot = tt.toSnapshot
-		rec, _ := follow(t, srv, f, tt.n)
-		srv.Close()
-		if got := rec.ids(); got != tt.want {
-			t.Errorf("ResetToSnapshot %v: events %s, want %s", tt.toSnapshot, got, tt.want)
-		}
+		rec, _ := follow(t, serve(t, h), f, tt.n)
+		wantEvents(t, rec, tt.want, fmt.Sprintf("ResetToSnapshot %v", tt.toSnapshot))
 		if len(rec.controls) != 1 || rec.controls[0].Type != "reset" || !strings.Contains(string(rec.controls[0].Data), "history-truncated") {
 			t.Errorf("controls = %+v, want the reset", rec.controls)
 		}
@@ -192,17 +206,14 @@ func TestFollowResetReloadsTheSnapshot(t *testing.T) {
 
 func TestFollowHistoryOnTheFirstConnectionOnly(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"9-0"}, scripts: []string{
-		"id: 3-0\nevent: progress\ndata: {}\n\nid: 9-0\nevent: progress\ndata: {}\n\n",
-		"id: 10-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("3-0", "9-0"),
+		progressFrames("10-0"),
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	f := newFollower("t")
 	f.History = 2
 	rec, _ := follow(t, srv, f, 3)
-	if got := rec.ids(); got != "t/3-0 t/9-0 t/10-0" {
-		t.Errorf("events = %s, want the two replayed (older than the snapshot) then 10-0", got)
-	}
+	wantEvents(t, rec, "t/3-0 t/9-0 t/10-0", "the two replayed, older than the snapshot, then 10-0")
 	lastIDs, queries := h.seen()
 	if lastIDs[0] != "" || !strings.Contains(queries[0], "history=2") || lastIDs[1] != "9-0" || strings.Contains(queries[1], "history") {
 		t.Errorf("connections: Last-Event-ID %q, queries %q; want history=2 without a position, then 9-0 without history", lastIDs, queries)
@@ -212,10 +223,9 @@ func TestFollowHistoryOnTheFirstConnectionOnly(t *testing.T) {
 func TestFollowAuthExpiredReadsTheTokenAgain(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"1-0"}, scripts: []string{
 		"event: auth-expired\ndata: {}\n\n",
-		"id: 2-0\nevent: progress\ndata: {}\n\n",
+		progressFrames("2-0"),
 	}}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	var mu sync.Mutex
 	n := 0
 	f := newFollower("t")
@@ -239,8 +249,7 @@ func TestFollowAuthExpiredReadsTheTokenAgain(t *testing.T) {
 
 func TestFollowStopsOnARefusal(t *testing.T) {
 	h := &scriptedHub{cursors: []string{"1-0"}, status: http.StatusUnauthorized}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := serve(t, h)
 	c, _ := NewClient(srv.URL, nil)
 	defer c.Close()
 	f := &Follower{Client: c, Topics: []string{"t"}, Sink: &recorder{}}
