@@ -114,9 +114,11 @@ func browserCookie(t *testing.T, tab context.Context, u string) *network.Cookie 
 	return nil
 }
 
-// signedOutShown is a page expression: the sign-in panel shows, the feed has stopped, nothing else is asked for.
+// signedOutShown is a page expression: the sign-in panel shows, the feed has stopped, nothing else is asked for,
+// and the connection pill, drawn on the next frame after the state changes, says so.
 const signedOutShown = `(p => p && !p.hidden && p.getClientRects().length > 0)(document.getElementById('signin')) &&
-	__hub.state === 'signed-out' && __hub.session.state === 'signed-out'`
+	__hub.state === 'signed-out' && __hub.session.state === 'signed-out' &&
+	document.getElementById('conn-label').textContent === 'Signed out'`
 
 // publisher publishes progress events on a topic every few milliseconds until stopped, and keeps their ids.
 type publisher struct {
