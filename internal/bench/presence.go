@@ -30,6 +30,7 @@ type PresenceSpec struct {
 	Interval  time.Duration // presence.interval (its default when zero)
 	Window    time.Duration // the idle window measured
 	DialConc  int           // streams connecting at once (default 64)
+	Env       []string      // more KEY=VALUE for the hubs (hub-bench's --hub-env), after the scenario's own
 }
 
 // PresenceResult is what the idle window cost.
@@ -62,6 +63,7 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 		"HUB_PRESENCE_ENABLED=" + strconv.FormatBool(s.Presence), "HUB_PRESENCE_INTERVAL=" + interval.String(),
 		"HUB_PRESENCE_EXPIRY=" + (3 * interval).String(),
 	}
+	env = append(env, s.Env...)
 	var hubs []*chaos.Hub
 	defer func() {
 		for _, h := range hubs {

@@ -19,7 +19,7 @@ import (
 type PresenceReport struct {
 	Streams, Topics, Hubs int
 	Window                time.Duration
-	Runs                  []PresenceResult // off, on, off, on, ...
+	Runs                  []PresenceResult // off, on, on, off, off, on, ...
 	Off, On               PresenceMedians
 }
 
@@ -38,14 +38,23 @@ func (r *PresenceReport) CPUIncrease() float64 {
 	return r.On.HubCPUPercent/r.Off.HubCPUPercent - 1
 }
 
-// RunPresencePairs runs spec with presence off, then on, pairs times (each run on its own key prefix), telling each
-// result to each as it comes (nil: nobody), and returns them with the medians of each side.
+// RunPresencePairs runs spec with presence off and on, pairs times, in the order off, on, on, off, off, on, ... so
+// that a drift over the runs (the machine, Redis's memory) weighs on both sides alike; each run has its own key
+// prefix. It tells each result to each as it comes (nil: nobody) and returns them with the medians of each side.
 func RunPresencePairs(ctx context.Context, spec PresenceSpec, pairs int, each func(PresenceResult)) (*PresenceReport, error) {
 	rep := &PresenceReport{Streams: spec.Streams, Topics: spec.Topics, Hubs: spec.Hubs, Window: spec.Window}
 	var cmds, all, cpu [2][]float64
 	prefix := spec.Prefix
 	for r := range pairs {
-		for i, on := range []bool{false, true} {
+		order := []bool{false, true}
+		if r%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, on := range order {
+			i := 0
+			if on {
+				i = 1
+			}
 			spec.Presence, spec.Prefix = on, fmt.Sprintf("%s%d%v", prefix, r, on)
 			res, err := RunPresence(ctx, spec)
 			if err != nil {
@@ -113,7 +122,7 @@ func presenceCommand(ctx context.Context, o *options, stdout io.Writer) error {
 		}
 	}
 	spec := PresenceSpec{HubBin: o.hubBin, RedisAddr: addr, Prefix: o.prefix + "-presence", Hubs: o.hubs,
-		Topics: o.topics, Streams: o.conns, Window: o.hold, DialConc: min(o.dialConc, 64)}
+		Topics: o.topics, Streams: o.conns, Window: o.hold, DialConc: min(o.dialConc, 64), Env: o.hubEnv}
 	for _, kv := range o.hubEnv {
 		if v, ok := strings.CutPrefix(kv, "HUB_PRESENCE_INTERVAL="); ok {
 			d, err := time.ParseDuration(v)

@@ -40,7 +40,7 @@ func TestPresenceScenarioCountsPresenceCommands(t *testing.T) {
 }
 
 // BenchmarkPresenceCost prints what presence costs Redis and the hubs in an idle window, presence off and on
-// interleaved (off, on, off, on, ...; HUB_BENCH_PRESENCE_RUNS pairs, default 2), for the two loads of BENCHMARKS.md:
+// interleaved (off, on, on, off, ...; HUB_BENCH_PRESENCE_RUNS pairs, default 2), for the two loads of BENCHMARKS.md:
 // (a) 1,000 streams on 10 topics over 2 hubs, (b) 10,000 streams on 5,000 topics over 2 hubs
 // (HUB_BENCH_PRESENCE_B_STREAMS scales (b) down on a machine with fewer file descriptors).
 //
