@@ -30,7 +30,7 @@ type PresenceSpec struct {
 	Interval  time.Duration // presence.interval (its default when zero)
 	Window    time.Duration // the idle window measured
 	DialConc  int           // streams connecting at once (default 64)
-	Env       []string      // more KEY=VALUE for the hubs (hub-bench's --hub-env), after the scenario's own
+	Env       []string      // more KEY=VALUE for the hubs (hub-bench's --hub-env), after the scenario's own; {hub} is the hub's index
 }
 
 // PresenceResult is what the idle window cost.
@@ -70,8 +70,12 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 			_ = h.Stop()
 		}
 	}()
-	for range s.Hubs {
-		h, err := chaos.StartHub(s.HubBin, "127.0.0.1:0", env, 30*time.Second)
+	for i := range s.Hubs {
+		own := make([]string, len(env))
+		for j, kv := range env {
+			own[j] = strings.ReplaceAll(kv, "{hub}", strconv.Itoa(i))
+		}
+		h, err := chaos.StartHub(s.HubBin, "127.0.0.1:0", own, 30*time.Second)
 		if err != nil {
 			return nil, err
 		}
