@@ -121,7 +121,7 @@ type childProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan childLine
-	errOut *syncWriter
+	errOut *rig.SyncBuffer
 	once   sync.Once
 }
 
@@ -132,7 +132,7 @@ func startChild(l launcher, cfg config, role string) (*childProc, error) {
 		"--min-replicas", strconv.Itoa(cfg.minReplicas)}
 	cmd := exec.Command(l.exe, args...)
 	cmd.Env = append(os.Environ(), l.env...)
-	c := &childProc{cmd: cmd, lines: make(chan childLine, 64), errOut: &syncWriter{w: &strings.Builder{}}}
+	c := &childProc{cmd: cmd, lines: make(chan childLine, 64), errOut: &rig.SyncBuffer{}}
 	cmd.Stderr = c.errOut
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -195,21 +195,4 @@ func (c *childProc) stop() {
 
 func (c *childProc) stderrText() string {
 	return strings.TrimSpace(c.errOut.String())
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
 }

@@ -35,13 +35,13 @@ func progressValid(data []byte) bool {
 		s.space()
 		switch string(key) {
 		case "workflow":
-			v, ok := s.string()
-			if !ok || v == 0 {
+			n, _, ok := s.string()
+			if !ok || n == 0 {
 				return false
 			}
 			workflow = true
 		case "title", "step", "message", "agent":
-			if _, ok := s.string(); !ok {
+			if _, _, ok := s.string(); !ok {
 				return false
 			}
 		case "progress":
@@ -100,28 +100,18 @@ func (s *scanner) byte(c byte) bool {
 // plainString reads a string without escapes and returns its text, aliasing the input (compared in a switch or
 // looked up in a map, it is not copied).
 func (s *scanner) plainString() ([]byte, bool) {
-	if !s.byte('"') {
+	start := s.i + 1
+	n, escaped, ok := s.string()
+	if !ok || escaped {
 		return nil, false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return s.b[start : s.i-1], true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
-		s.i++
-	}
-	return nil, false
+	return s.b[start : start+n], true
 }
 
-// string skips a valid JSON string and returns the length of its raw text (0: empty).
-func (s *scanner) string() (int, bool) {
+// string skips a valid JSON string and returns the length of its raw text (0: empty) and whether it holds escapes.
+func (s *scanner) string() (n int, escaped, ok bool) {
 	if !s.byte('"') {
-		return 0, false
+		return 0, false, false
 	}
 	start := s.i
 	for s.i < len(s.b) {
@@ -129,29 +119,30 @@ func (s *scanner) string() (int, bool) {
 		switch {
 		case c == '"':
 			s.i++
-			return s.i - 1 - start, true
+			return s.i - 1 - start, escaped, true
 		case c < 0x20:
-			return 0, false
+			return 0, false, false
 		case c == '\\':
+			escaped = true
 			if s.i+1 >= len(s.b) {
-				return 0, false
+				return 0, false, false
 			}
 			switch s.b[s.i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				s.i += 2
 			case 'u':
 				if s.i+6 > len(s.b) || !hex4(s.b[s.i+2:s.i+6]) {
-					return 0, false
+					return 0, false, false
 				}
 				s.i += 6
 			default:
-				return 0, false
+				return 0, false, false
 			}
 			continue
 		}
 		s.i++
 	}
-	return 0, false
+	return 0, false, false
 }
 
 func hex4(b []byte) bool {
@@ -167,27 +158,22 @@ func hex4(b []byte) bool {
 // bounds as a float64 agrees with the library's exact comparison) and returns its value.
 func (s *scanner) number() (float64, bool) {
 	start := s.i
-	s.byte('-')
-	digits := 0
-	switch {
-	case s.byte('0'):
-		digits++
-	case s.i < len(s.b) && '1' <= s.b[s.i] && s.b[s.i] <= '9':
-		digits += s.digits()
-	default:
+	if !s.anyNumber() {
 		return 0, false
 	}
-	if s.byte('.') {
-		n := s.digits()
-		if n == 0 {
+	text, digits := s.b[start:s.i], 0
+	for _, c := range text {
+		switch {
+		case c == 'e' || c == 'E':
 			return 0, false
+		case '0' <= c && c <= '9':
+			digits++
 		}
-		digits += n
 	}
-	if digits > 15 || s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+	if digits > 15 {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+	f, err := strconv.ParseFloat(string(text), 64)
 	return f, err == nil
 }
 
@@ -210,7 +196,7 @@ func (s *scanner) value(depth int) bool {
 	}
 	switch c := s.b[s.i]; {
 	case c == '"':
-		_, ok := s.string()
+		_, _, ok := s.string()
 		return ok
 	case c == '{':
 		return s.container('}', depth, true)
@@ -237,7 +223,7 @@ func (s *scanner) container(end byte, depth int, keyed bool) bool {
 	for {
 		s.space()
 		if keyed {
-			if _, ok := s.string(); !ok {
+			if _, _, ok := s.string(); !ok {
 				return false
 			}
 			s.space()
@@ -267,7 +253,7 @@ func (s *scanner) literal(word string) bool {
 	return true
 }
 
-// anyNumber skips a JSON number of any size (an unknown field's: only its grammar matters).
+// anyNumber skips a JSON number of any size (its grammar only; number reads its value).
 func (s *scanner) anyNumber() bool {
 	s.byte('-')
 	switch {

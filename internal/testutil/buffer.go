@@ -1,37 +1,6 @@
 package testutil
 
-import (
-	"bufio"
-	"bytes"
-	"strings"
-	"sync"
-)
+import "github.com/syncverse/hub/internal/rig"
 
-// SyncBuffer is a bytes.Buffer that a writer goroutine (a logger, a child's stderr, a progress line) fills while the
-// test reads it.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// Lines returns the buffer's lines.
-func (s *SyncBuffer) Lines() []string {
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	var out []string
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
-}
+// SyncBuffer is rig.SyncBuffer, under the name the tests use.
+type SyncBuffer = rig.SyncBuffer
