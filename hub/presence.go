@@ -104,6 +104,8 @@ type Presence struct {
 
 	// owned by Run
 	written map[string]bool      // topics with an entry of ours in the store
+	turns   []map[string]bool    // the written topics by their turn to be re-touched (turnOf)
+	retry   map[string]bool      // topics whose last write or removal failed: the next interval tries again
 	sent    map[string][]byte    // the last full frame per framed topic
 	readAt  map[string]time.Time // when each framed topic's total was last read
 	tick    int                  // refresh intervals so far
@@ -114,7 +116,12 @@ type Presence struct {
 // NewPresence returns the presence of h's topics; it follows h's watchers from now on. Call Run.
 func NewPresence(h *Hub, store PresenceStore, cfg PresenceConfig) *Presence {
 	p := &Presence{h: h, store: store, cfg: cfg.withDefaults(), dirty: map[string]struct{}{}, touched: map[string]struct{}{},
-		kick: make(chan struct{}, 1), written: map[string]bool{}, sent: map[string][]byte{}, readAt: map[string]time.Time{}}
+		kick: make(chan struct{}, 1), written: map[string]bool{}, retry: map[string]bool{}, sent: map[string][]byte{},
+		readAt: map[string]time.Time{}}
+	p.turns = make([]map[string]bool, max(1, int(p.cfg.Hold/4/p.cfg.Interval)))
+	for i := range p.turns {
+		p.turns[i] = map[string]bool{}
+	}
 	h.OnWatchers(p.changed)
 	return p
 }
@@ -181,28 +188,25 @@ func (p *Presence) alive(ctx context.Context) bool {
 	return lapsed
 }
 
-// refresh, every interval: the liveness record, an entry left behind by a failed removal, and the entries whose turn
-// it is to be re-touched (all of them after a lapse, then once more, past a reader's cached view of the record).
+// refresh, every interval: the liveness record, the entries whose last write or removal failed, and the entries
+// whose turn it is to be re-touched (all of them after a lapse, then once more, past a reader's cached view of the
+// record). It visits those topics alone, not every watched one: an idle hub's interval costs the same whatever it
+// watches (a change reaches the store through the debounce, not through here).
 func (p *Presence) refresh(ctx context.Context) {
 	lapsed := p.alive(ctx)
-	all := p.h.WatchedTopics()
 	every := lapsed || p.again
 	p.again = lapsed
-	turns := max(1, int(p.cfg.Hold/4/p.cfg.Interval))
 	p.tick++
 	var topics []string
-	watched := make(map[string]bool, len(all))
-	for _, t := range all {
-		watched[t] = true
-		if every || !p.written[t] || turnOf(t, turns) == p.tick%turns {
-			topics = append(topics, t)
-		}
+	if every {
+		topics = append(p.h.WatchedTopics(), slices.Collect(maps.Keys(p.written))...)
+	} else {
+		topics = slices.Collect(maps.Keys(p.turns[p.tick%len(p.turns)]))
 	}
-	for t := range p.written {
-		if !watched[t] {
-			topics = append(topics, t)
-		}
+	for t := range p.retry {
+		topics = append(topics, t)
 	}
+	clear(p.retry)
 	p.write(ctx, topics)
 }
 
@@ -216,7 +220,8 @@ func turnOf(topic string, turns int) int {
 }
 
 // write brings this hub's entries of topics up to date: written for a watched topic (putBatch at a time, one round
-// trip each), removed for one nobody here watches any more.
+// trip each), removed for one nobody here watches any more. A topic may be named more than once. What fails is
+// kept for the next interval.
 func (p *Presence) write(ctx context.Context, topics []string) {
 	deadline := time.Now().Add(p.cfg.Hold)
 	puts := make(map[string]PresenceEntry, min(len(topics), putBatch))
@@ -224,11 +229,16 @@ func (p *Presence) write(ctx context.Context, topics []string) {
 		if len(puts) == 0 {
 			return
 		}
-		if err := p.store.PutPresence(ctx, puts); err != nil {
+		err := p.store.PutPresence(ctx, puts)
+		if err != nil {
 			p.warn(ctx, err, "")
-		} else {
-			for t := range puts {
+		}
+		for t := range puts {
+			if err != nil {
+				p.retry[t] = true
+			} else if !p.written[t] {
 				p.written[t] = true
+				p.turns[turnOf(t, len(p.turns))][t] = true
 			}
 		}
 		clear(puts)
@@ -244,8 +254,10 @@ func (p *Presence) write(ctx context.Context, topics []string) {
 		case p.written[t]:
 			if err := p.store.DropPresence(ctx, t, p.cfg.Hub); err != nil {
 				p.warn(ctx, err, t)
+				p.retry[t] = true
 			} else {
 				delete(p.written, t)
+				delete(p.turns[turnOf(t, len(p.turns))], t)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,6 +21,7 @@ type presenceStore struct {
 	drops   map[string]int
 	alive   map[string]time.Time // hub -> deadline of its record
 	alives  int                  // Alive calls
+	down    bool                 // writes and removals fail, as with Redis away
 }
 
 func newPresenceStore() *presenceStore {
@@ -30,6 +32,9 @@ func newPresenceStore() *presenceStore {
 func (s *presenceStore) PutPresence(_ context.Context, entries map[string]PresenceEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.down {
+		return errors.New("store down")
+	}
 	for topic, e := range entries {
 		if s.entries[topic] == nil {
 			s.entries[topic] = map[string]PresenceEntry{}
@@ -43,6 +48,9 @@ func (s *presenceStore) PutPresence(_ context.Context, entries map[string]Presen
 func (s *presenceStore) DropPresence(_ context.Context, topic, hubID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.down {
+		return errors.New("store down")
+	}
 	delete(s.entries[topic], hubID)
 	s.drops[topic]++
 	return nil
@@ -228,6 +236,37 @@ func TestPresenceIdleCostIsPerHub(t *testing.T) {
 	if n := entries - entries0; n > 10 {
 		t.Errorf("%d idle intervals rewrote %d entries; want the liveness record alone (a few re-touches at most)", alives-alives0, n)
 	}
+}
+
+func (s *presenceStore) setDown(down bool) {
+	s.mu.Lock()
+	s.down = down
+	s.mu.Unlock()
+}
+
+// TestPresenceRetriesWhatFailedAtTheNextInterval: while the store refuses, a new topic's entry and a left topic's
+// removal fail; once it answers again, the next intervals write the one and remove the other, although neither
+// topic's turn to be re-touched comes for an hour.
+func TestPresenceRetriesWhatFailedAtTheNextInterval(t *testing.T) {
+	h := New(newFakeStore(), Config{})
+	st := newPresenceStore()
+	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: 50 * time.Millisecond, Expiry: time.Minute,
+		Debounce: 10 * time.Millisecond})
+	gone := subscribeAs(t, h, Viewer{User: "alice"}, "gone")
+	testutil.Eventually(t, 5*time.Second, "gone's entry is written", func() bool { _, ok := st.entry("gone", "h1"); return ok })
+	st.setDown(true)
+	gone.Close()
+	subscribeAs(t, h, Viewer{User: "bob"}, "new")
+	time.Sleep(200 * time.Millisecond) // the debounced writes, and a few intervals, fail
+	if _, ok := st.entry("new", "h1"); ok {
+		t.Fatal("an entry was written while the store refused writes")
+	}
+	st.setDown(false)
+	testutil.Eventually(t, 5*time.Second, "new's entry written and gone's removed", func() bool {
+		e, ok := st.entry("new", "h1")
+		_, stale := st.entry("gone", "h1")
+		return ok && e.Count == 1 && !stale
+	})
 }
 
 // TestPresenceReTouchesEntriesAndRewritesThemAfterALapse: each entry is rewritten once per quarter of its hold, with
