@@ -39,7 +39,9 @@ type rawStream struct {
 	release func() // Config.Admit's, or nil
 	state   atomic.Int32
 	expiry  *time.Timer
-	slot    int     // index in the handler's registry, under its lock
+	slot    int // index in the handler's registry, under its lock
+	wslot   int // the wheel's slot holding it, and its index there, under the same lock
+	wpos    int
 	lv      *leaver // watches the connection for the client leaving; nil: a reader goroutine does (read)
 	fd      int32
 	rbuf    [1]byte

@@ -9,13 +9,74 @@ func beatEvery(hb time.Duration) time.Duration {
 	return min(max(hb/64, time.Millisecond), 250*time.Millisecond)
 }
 
-// beat is the heartbeat wheel: one goroutine for all raw streams, instead of a timer per stream. Each tick it
+// wheel holds the raw streams by the tick at which each may next be silent long enough for a heartbeat: a tick
+// looks at its own slot's streams alone, so each stream is looked at about once per heartbeat period, not once
+// per tick (at 10,000 streams, 680 looks a second instead of 43,000). A stream written to since it was placed is
+// placed again by its last write. Guarded by the registry's lock.
+type wheel struct {
+	every int64 // a tick, in ns of mono
+	after int64 // silence, in ns, past which a stream is due (Heartbeat less a tick)
+	slots [][]*rawStream
+	next  int64 // the first tick not yet turned
+}
+
+func newWheel(hb time.Duration, now int64) wheel {
+	every := int64(beatEvery(hb))
+	after := int64(hb) - every
+	// A stream is placed at most after/every+2 ticks past the tick turning: the ring holds that and one more.
+	return wheel{every: every, after: after, slots: make([][]*rawStream, after/every+4), next: now / every}
+}
+
+// place puts d in the slot of the first tick at or after its last write plus after: no earlier than the next tick
+// to turn and, should the wheel be running late, no later than the ring allows (a stream looked at early is
+// placed again).
+func (w *wheel) place(d *rawStream) {
+	t := (d.lastWrite.Load() + w.after + w.every - 1) / w.every
+	t = min(max(t, w.next), w.next+int64(len(w.slots))-2)
+	i := int(t % int64(len(w.slots)))
+	d.wslot, d.wpos = i, len(w.slots[i])
+	w.slots[i] = append(w.slots[i], d)
+}
+
+// remove takes d out of its slot.
+func (w *wheel) remove(d *rawStream) {
+	s := w.slots[d.wslot]
+	last := len(s) - 1
+	moved := s[last]
+	s[d.wpos], moved.wpos = moved, d.wpos
+	s[last] = nil
+	w.slots[d.wslot] = s[:last]
+}
+
+// turn turns every tick up to now's (a ring's worth at most): it marks and appends to due the streams of each
+// tick's slot that have been silent long enough, and places every one of them again (one marked is looked at
+// again the next tick, unless its heartbeat has been written by then).
+func (w *wheel) turn(now int64, due []*rawStream) []*rawStream {
+	w.next = max(w.next, now/w.every-int64(len(w.slots))+1)
+	for w.next <= now/w.every {
+		i := int(w.next % int64(len(w.slots)))
+		s := w.slots[i]
+		w.slots[i] = nil
+		w.next++ // the streams go to later ticks, never back into this one
+		for j, d := range s {
+			if now-d.lastWrite.Load() >= w.after && !d.due.Load() {
+				d.due.Store(true)
+				due = append(due, d)
+			}
+			w.place(d)
+			s[j] = nil
+		}
+		w.slots[i] = s[:0] // its array, for the ring's next turn
+	}
+	return due
+}
+
+// beat is the heartbeat wheel's goroutine: one for all raw streams, instead of a timer per stream. Each tick it
 // marks the streams due for a heartbeat and wakes them; the run writes the comment. Between ticks it waits on the
 // leaver for clients that leave. It ends when no raw stream is left (track starts another).
 func (h *Handler) beat(stop <-chan struct{}, lv *leaver) {
 	defer h.wg.Done()
 	every := beatEvery(h.cfg.Heartbeat)
-	after := int64(h.cfg.Heartbeat - every)
 	var tick *time.Ticker
 	if lv == nil {
 		tick = time.NewTicker(every)
@@ -45,14 +106,8 @@ func (h *Handler) beat(stop <-chan struct{}, lv *leaver) {
 			case <-tick.C:
 			}
 		}
-		now := mono(time.Now())
 		r.mu.Lock()
-		for _, d := range r.streams {
-			if now-d.lastWrite.Load() >= after && !d.due.Load() {
-				d.due.Store(true)
-				due = append(due, d)
-			}
-		}
+		due = r.wheel.turn(mono(time.Now()), due)
 		r.mu.Unlock()
 		for i, d := range due {
 			d.wake()

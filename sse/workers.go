@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // engine is what the raw streams share (stream_raw.go): the registry, the work queue and its workers, the wheel, and
@@ -34,6 +35,7 @@ type registry struct {
 	streams []*rawStream
 	stop    chan struct{} // closed when the list becomes empty: the wheel's goroutine ends; nil while none runs
 	leaver  *leaver       // of this run of the wheel, which closes it
+	wheel   wheel         // the streams by when each may next be due a heartbeat
 }
 
 // track lists d; the caller has counted it in h.wg already, before the hijack (see ServeHTTP). It reports whether
@@ -45,6 +47,7 @@ func (h *Handler) track(d *rawStream) bool {
 	r.streams = append(r.streams, d)
 	if r.stop == nil { // the first raw stream: start the wheel and the workers
 		r.stop, r.leaver = make(chan struct{}), newLeaver()
+		r.wheel = newWheel(h.cfg.Heartbeat, mono(time.Now()))
 		n := runtime.GOMAXPROCS(0)
 		h.wg.Add(1 + n)
 		go h.beat(r.stop, r.leaver)
@@ -52,6 +55,7 @@ func (h *Handler) track(d *rawStream) bool {
 			go h.worker(r.stop)
 		}
 	}
+	r.wheel.place(d)
 	lv := r.leaver
 	r.mu.Unlock()
 	return lv.add(d)
@@ -64,6 +68,7 @@ func (h *Handler) untrack(d *rawStream) {
 	if d.lv != nil {
 		d.lv.remove(d)
 	}
+	r.wheel.remove(d)
 	last := len(r.streams) - 1
 	moved := r.streams[last]
 	r.streams[d.slot], moved.slot = moved, d.slot
