@@ -24,10 +24,11 @@ func (w *Workflows) States(ctx context.Context, topics []string, prevs []*workfl
 	for i, t := range topics {
 		keys[i] = w.pub.keys.State(t)
 	}
-	fields, err := w.scanStates(ctx, keys)
+	fields, err := w.scanStates(ctx, keys, prevs)
 	if err == nil {
 		for i, t := range topics {
 			out[i] = buildState(t, fields[i], prevs[i])
+			applyScanned(out[i], fields[i])
 		}
 		err = w.fetchStates(ctx, keys, out, fields)
 	}
@@ -50,7 +51,7 @@ func (w *Workflows) States(ctx context.Context, topics []string, prevs []*workfl
 }
 
 // scanStates scans every key's hash, one pipeline per round: a round asks each unfinished scan for its next page.
-func (w *Workflows) scanStates(ctx context.Context, keys []string) ([]map[string]scanned, error) {
+func (w *Workflows) scanStates(ctx context.Context, keys []string, prevs []*workflow.TopicState) ([]map[string]scanned, error) {
 	fields := make([]map[string]scanned, len(keys))
 	cursors := make([]string, len(keys))
 	pending := make([]int, len(keys))
@@ -61,7 +62,7 @@ func (w *Workflows) scanStates(ctx context.Context, keys []string) ([]map[string
 		pipe := w.pub.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, len(pending))
 		for j, i := range pending {
-			cmds[j] = stateScan.EvalSha(ctx, pipe, []string{keys[i]}, cursors[i], stateScanCount, smallValue)
+			cmds[j] = stateScan.EvalSha(ctx, pipe, []string{keys[i]}, scanArgs(cursors[i], prevs[i])...)
 		}
 		_, _ = pipe.Exec(ctx) // each command's own error is read below
 		next := pending[:0]

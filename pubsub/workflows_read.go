@@ -16,26 +16,65 @@ import (
 
 // A topic's state is read a few fields at a time, reduced inside Redis: the scan sends back each field's name, its
 // size and, for an envelope, only its id (other values only when small); the envelopes whose id changed since the
-// last read are then decoded by Redis, which sends back only the members a verdict is judged by. No command reads
-// more than stateScanCount fields or decodes more than stateFetchCount envelopes, whatever the topic's size, and no
-// payload crosses the wire.
+// last read are decoded by Redis, which sends back only the members a verdict is judged by. The scan decodes up to
+// stateFetchCount changed envelopes of its page itself (it is told the ids the last read judged), so a small topic
+// is read in one command; what it leaves is fetched after, stateFetchCount at a time. No command reads more than
+// stateScanCount fields or decodes more than stateFetchCount envelopes, whatever the topic's size, and no payload
+// crosses the wire.
 const (
 	stateScanCount  = 16
 	stateFetchCount = 4
 	smallValue      = 4096 // values longer than this (not envelopes) are sent as their size alone
+	// scanKnownIDs is the most ids of the last read a scan is told; past it the scan decodes nothing and the
+	// changed envelopes are all fetched.
+	scanKnownIDs = 32
 )
 
+// reduceLua defines reduce(v): an envelope decoded and cut to its id, type and the data members judged (each at
+// most 256 bytes encoded, false in place of a longer one), encoded again; "" for a value that is not an envelope.
+const reduceLua = `local names = {'status', 'eta_s', 'key', 'holder', 'fence', 'state', 'workflow'}
+local function reduce(v)
+  local ok, env = pcall(cjson.decode, v)
+  if not ok or type(env) ~= 'table' then return '' end
+  local d = {}
+  if type(env.data) == 'table' then
+    for _, n in ipairs(names) do
+      local x = env.data[n]
+      if x ~= nil then
+        local okx, enc = pcall(cjson.encode, x)
+        if okx and #enc <= 256 then d[n] = x else d[n] = false end
+      end
+    end
+  end
+  local okr, r = pcall(cjson.encode, {id = env.id, type = env.type, data = d})
+  if okr then return r end
+  return ''
+end
+`
+
 var (
-	stateScan = redis.NewScript(`local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
+	// stateScan: ARGV the cursor, the page size, the small-value limit, how many envelopes it may decode, then
+	// the ids the last read judged. Per field: its name, then 'd' .. id .. ' ' .. the reduced envelope (one it
+	// decoded), 'e' .. id (an envelope it did not), 'v' .. value (a small value) or 'x', then the value's size.
+	stateScan = redis.NewScript(reduceLua + `local r = redis.call('HSCAN', KEYS[1], ARGV[1], 'COUNT', ARGV[2])
 local out = {r[1]}
 local kv = r[2]
 local small = tonumber(ARGV[3])
+local budget = tonumber(ARGV[4])
+local known = {}
+for i = 5, #ARGV do known[ARGV[i]] = true end
 for i = 1, #kv, 2 do
-  local v = kv[i + 1]
+  local f, v = kv[i], kv[i + 1]
   local id = string.match(string.sub(v, 1, 64), '^{"id":"(%d+%-%d+)"')
-  out[#out + 1] = kv[i]
+  out[#out + 1] = f
   if id then
-    out[#out + 1] = 'e' .. id
+    local red = ''
+    if budget > 0 and not known[id] and (string.sub(f, 1, 3) == 'wf:' or string.sub(f, 1, 7) == 'wflock:' or
+        string.sub(f, 1, 9) == 'fencelow:') then
+      budget = budget - 1
+      red = reduce(v)
+    end
+    if red ~= '' then out[#out + 1] = 'd' .. id .. ' ' .. red else out[#out + 1] = 'e' .. id end
   elseif #v <= small then
     out[#out + 1] = 'v' .. v
   else
@@ -44,31 +83,11 @@ for i = 1, #kv, 2 do
   out[#out + 1] = tostring(#v)
 end
 return out`)
-	// stateFetch decodes envelopes and keeps of their data only the members judged (each at most 256 bytes
-	// encoded, false in place of a longer one).
-	stateFetch = redis.NewScript(`local names = {'status', 'eta_s', 'key', 'holder', 'fence', 'state', 'workflow'}
-local out = {}
+	// stateFetch reduces the envelopes of the fields ARGV names ("" for a field that is gone).
+	stateFetch = redis.NewScript(reduceLua + `local out = {}
 for i, f in ipairs(ARGV) do
   local v = redis.call('HGET', KEYS[1], f)
-  local res = ''
-  if v then
-    local ok, env = pcall(cjson.decode, v)
-    if ok and type(env) == 'table' then
-      local d = {}
-      if type(env.data) == 'table' then
-        for _, n in ipairs(names) do
-          local x = env.data[n]
-          if x ~= nil then
-            local okx, enc = pcall(cjson.encode, x)
-            if okx and #enc <= 256 then d[n] = x else d[n] = false end
-          end
-        end
-      end
-      local okr, r = pcall(cjson.encode, {id = env.id, type = env.type, data = d})
-      if okr then res = r end
-    end
-  end
-  out[i] = res
+  out[i] = v and reduce(v) or ''
 end
 return out`)
 	// stateTrim deletes workflows' fields (ARGV: pairs of workflow and the id its latest event had when judged,
@@ -90,20 +109,51 @@ return n`)
 
 // scanned is one field of a state hash as the scan sent it.
 type scanned struct {
-	id    string // an envelope's id, "" for another value
-	value string // a small value; "" for an envelope or a large value
-	size  int64
+	id      string // an envelope's id, "" for another value
+	value   string // a small value; "" for an envelope or a large value
+	reduced string // the envelope as stateFetch reduces it, when the scan decoded it
+	size    int64
+}
+
+// scanArgs is a stateScan call's ARGV after the key: the cursor, the page, the small-value limit, the envelopes it
+// may decode and the ids prev (the last read, or nil) judged. A state prev knows too many ids of is decoded by the
+// fetches alone.
+func scanArgs(cursor string, prev *workflow.TopicState) []any {
+	args := []any{cursor, stateScanCount, smallValue, stateFetchCount}
+	if prev == nil {
+		return args
+	}
+	add := func(id hub.ID) {
+		if !id.IsZero() {
+			args = append(args, id.String())
+		}
+	}
+	for _, w := range prev.Workflows {
+		add(w.EventID)
+		if w.Lock != nil {
+			add(w.Lock.EventID)
+		}
+	}
+	for _, l := range prev.FenceLow {
+		add(l.EventID)
+	}
+	if len(args)-4 > scanKnownIDs {
+		args = args[:4]
+		args[3] = 0
+	}
+	return args
 }
 
 // State reads one topic's state. Envelopes whose id is the one prev (the last read, or nil) judged are not fetched
 // again.
 func (w *Workflows) State(ctx context.Context, topic string, prev *workflow.TopicState) (*workflow.TopicState, error) {
 	key := w.pub.keys.State(topic)
-	fields, err := w.scanState(ctx, key)
+	fields, err := w.scanState(ctx, key, prev)
 	if err != nil {
 		return nil, fmt.Errorf("read state of %s: %w", topic, err)
 	}
 	st := buildState(topic, fields, prev)
+	applyScanned(st, fields)
 	if err := w.fetchChanged(ctx, key, st, fields); err != nil {
 		return nil, fmt.Errorf("read state of %s: %w", topic, err)
 	}
@@ -120,11 +170,11 @@ func pruneEmpty(st *workflow.TopicState) {
 	}
 }
 
-func (w *Workflows) scanState(ctx context.Context, key string) (map[string]scanned, error) {
+func (w *Workflows) scanState(ctx context.Context, key string, prev *workflow.TopicState) (map[string]scanned, error) {
 	fields := map[string]scanned{}
 	cursor := "0"
 	for {
-		res, err := stateScan.Run(ctx, w.pub.rdb, []string{key}, cursor, stateScanCount, smallValue).Slice()
+		res, err := stateScan.Run(ctx, w.pub.rdb, []string{key}, scanArgs(cursor, prev)...).Slice()
 		if err != nil {
 			return nil, err
 		}
@@ -147,6 +197,8 @@ func addScanned(fields map[string]scanned, res []any) (cursor string) {
 		f := scanned{}
 		f.size, _ = strconv.ParseInt(n, 10, 64)
 		switch {
+		case strings.HasPrefix(v, "d"):
+			f.id, f.reduced, _ = strings.Cut(v[1:], " ")
 		case strings.HasPrefix(v, "e"):
 			f.id = v[1:]
 		case strings.HasPrefix(v, "v"):
@@ -239,26 +291,34 @@ func (w *Workflows) fetchChanged(ctx context.Context, key string, st *workflow.T
 	return nil
 }
 
-// toFetch names, sorted, the envelope fields whose id buildState could not take from the last read.
+// unread reports whether field k holds an envelope the state has not taken yet (from the last read or the scan).
+func unread(st *workflow.TopicState, k string) bool {
+	switch {
+	case strings.HasPrefix(k, fieldWorkflow):
+		return st.Workflows[k[len(fieldWorkflow):]].EventID.IsZero()
+	case strings.HasPrefix(k, fieldWFLock):
+		return st.Workflows[k[len(fieldWFLock):]].Lock == nil
+	case strings.HasPrefix(k, fieldFenceLow):
+		return st.FenceLow[k[len(fieldFenceLow):]] == nil
+	}
+	return false
+}
+
+// applyScanned takes the envelopes the scan decoded, where the last read had not judged them already.
+func applyScanned(st *workflow.TopicState, fields map[string]scanned) {
+	for k, f := range fields {
+		if f.reduced != "" && unread(st, k) {
+			applyEnvelope(st, k, f.reduced)
+		}
+	}
+}
+
+// toFetch names, sorted, the envelope fields whose id neither the last read nor the scan gave.
 func toFetch(st *workflow.TopicState, fields map[string]scanned) []any {
 	var want []string
 	for k, f := range fields {
-		if f.id == "" {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(k, fieldWorkflow):
-			if st.Workflows[k[len(fieldWorkflow):]].EventID.IsZero() {
-				want = append(want, k)
-			}
-		case strings.HasPrefix(k, fieldWFLock):
-			if st.Workflows[k[len(fieldWFLock):]].Lock == nil {
-				want = append(want, k)
-			}
-		case strings.HasPrefix(k, fieldFenceLow):
-			if st.FenceLow[k[len(fieldFenceLow):]] == nil {
-				want = append(want, k)
-			}
+		if f.id != "" && unread(st, k) {
+			want = append(want, k)
 		}
 	}
 	slices.Sort(want)
