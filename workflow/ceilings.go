@@ -22,10 +22,14 @@ var TrimReasons = []string{TrimTopicWorkflows, TrimTopicBytes, TrimWorkflows}
 func (s *Sweeper) enforce(ctx context.Context) error {
 	total := 0
 	for topic, st := range s.topics {
-		order := trimOrder(st)
-		var byCount, byBytes []*Workflow
 		n, size := len(st.Workflows), st.Bytes
-		for _, w := range order {
+		total += n
+		if n <= s.cfg.MaxTopicWorkflows && size <= s.cfg.MaxTopicStateBytes {
+			continue // under both: nothing to order or trim
+		}
+		total -= n
+		var byCount, byBytes []*Workflow
+		for _, w := range trimOrder(st) {
 			switch {
 			case n > s.cfg.MaxTopicWorkflows:
 				byCount = append(byCount, w)

@@ -39,18 +39,22 @@ type action struct {
 // decide returns the verdicts one workflow calls for at now.
 func decide(now time.Time, topic string, w *Workflow, stallAfter time.Duration) []action {
 	var out []action
-	cur := w.EventID.String()
 	kind, basis := splitMark(w.Marks[MarkHealth].Value)
+	var cur string // the latest event's id, written out only where a mark is compared or made (a sweep judges every workflow)
+	if kind == Stalled || w.Final() {
+		cur = w.EventID.String()
+	}
 	switch {
 	case kind == Stalled && basis != cur:
 		out = append(out, action{verdict: Recovered, notify: Recovered, about: w.EventID, wf: w, commit: Commit{
 			Topic: topic, Workflow: w.ID, Mark: MarkHealth, Value: Recovered + " " + cur,
 			Event: healthData(w.ID, Recovered, idTime(w.EventID), "", "an event came after the stall"),
 		}})
-	case w.Active() && !(kind == Stalled && basis == cur):
+	case w.Active() && kind != Stalled: // a stall on the latest event is recorded already
 		allowed := max(stallAfter, w.ETA)
 		silent := now.Sub(idTime(w.EventID))
 		if silent >= allowed {
+			cur = w.EventID.String()
 			detail := fmt.Sprintf("no event for %s (allowed %s)", silent.Round(time.Second), allowed)
 			out = append(out, action{verdict: Stalled, notify: Stalled, about: w.EventID, wf: w, commit: Commit{
 				Topic: topic, Workflow: w.ID, Mark: MarkHealth, Value: Stalled + " " + cur, Expect: w.EventID,

@@ -24,6 +24,7 @@ type countingSource struct {
 	marks   map[string]workflow.Mark
 	commits int
 	states  int
+	asked   int // cursors asked for
 }
 
 func (s *countingSource) Topics(_ context.Context, fn func(string)) error {
@@ -38,6 +39,7 @@ func (s *countingSource) Cursors(_ context.Context, topics []string) ([]string, 
 	for i := range topics {
 		out[i] = fmt.Sprint(s.cursor)
 	}
+	s.asked += len(topics)
 	return out, nil
 }
 
@@ -126,5 +128,50 @@ func TestStalledWorkflowCostsNoCommitOnLaterSweeps(t *testing.T) {
 	}
 	if got := told.kinds(); !equal(got, []string{"stalled:wf-3"}) {
 		t.Errorf("notifications = %v, want one stalled", got)
+	}
+}
+
+func (s *countingSource) cursorsAsked() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asked
+}
+
+// A topic whose workflows all ended, and whose ends are recorded, costs a sweep nothing until the next rescan, not
+// even its cursor; a topic with a running workflow has its cursor asked every sweep (a new event is judged within a
+// sweep). The sweeper remembers which is which from its last sweep instead of walking every workflow again.
+func TestEndedTopicIsLeftAloneUntilTheRescan(t *testing.T) {
+	src := &countingSource{topic: "deploy.4", cursor: 1, marks: map[string]workflow.Mark{}, wf: workflow.Workflow{
+		ID: "wf-4", EventID: hub.ID{Ms: uint64(time.Now().UnixMilli())}, Status: workflow.StatusSucceeded}}
+	now := time.Now()
+	s := workflow.New(src, &rig{t: t}, workflow.Config{StallAfter: time.Minute, Rescan: 10 * time.Second,
+		Now: func() time.Time { return now }})
+	sweep := func() {
+		t.Helper()
+		if err := s.Sweep(context.Background()); err != nil {
+			t.Fatalf("Sweep = %v", err)
+		}
+	}
+	sweep() // the rescan reads it and records its end
+	sweep() // reads back what that commit changed
+	asked := src.cursorsAsked()
+	for range 3 {
+		sweep()
+	}
+	if n := src.cursorsAsked() - asked; n != 0 {
+		t.Fatalf("three sweeps over a topic whose workflow ended asked its cursor %d times; want none until the rescan", n)
+	}
+	src.mu.Lock()
+	src.cursor++
+	src.wf.Status, src.wf.EventID = workflow.StatusRunning, hub.ID{Ms: uint64(now.UnixMilli()) + 1}
+	src.mu.Unlock()
+	now = now.Add(10 * time.Second) // the rescan finds it running again
+	sweep()
+	asked = src.cursorsAsked()
+	for range 3 {
+		sweep()
+	}
+	if n := src.cursorsAsked() - asked; n != 3 {
+		t.Errorf("three sweeps over a topic with a running workflow asked its cursor %d times; want every sweep", n)
 	}
 }

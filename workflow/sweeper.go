@@ -169,14 +169,20 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 	for topic, st := range s.topics {
 		states = append(states, st)
 		after := s.stallAfter(topic)
+		busy := st.Workflows == nil || len(st.FenceLow) > 0
 		for _, w := range st.Workflows {
 			acts = append(acts, decide(now, topic, w, after)...)
 			acts = append(acts, requeues(topic, w)...)
+			busy = busy || w.underWay()
 		}
+		st.busy, st.swept = busy, true
 	}
 	acts = append(acts, duplicates(states)...)
 	var firstErr error
 	for _, a := range acts {
+		if st := s.topics[a.commit.Topic]; st != nil {
+			st.busy, st.committed = true, true // a commit marks its workflow stale: read the topic again next sweep
+		}
 		if err := s.apply(ctx, now, a); err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -211,7 +217,9 @@ func (s *Sweeper) refresh(ctx context.Context, now time.Time) error {
 	}
 	var busy []string
 	for t, st := range s.topics {
-		if _, late := s.deferred[t]; late || st.underWay() {
+		if st.swept && st.busy || !st.swept && st.underWay() {
+			busy = append(busy, t)
+		} else if _, late := s.deferred[t]; late {
 			busy = append(busy, t)
 		}
 	}
@@ -233,19 +241,9 @@ func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 		return nil
 	}
 	s.sweeps++
-	slices.SortStableFunc(topics, func(a, b string) int {
-		da, aok := s.deferred[a]
-		db, bok := s.deferred[b]
-		switch {
-		case aok && bok:
-			return cmp.Compare(da, db)
-		case aok:
-			return -1
-		case bok:
-			return 1
-		}
-		return 0
-	})
+	if len(s.deferred) > 0 {
+		s.deferFirst(topics)
+	}
 	cursors, err := s.src.Cursors(ctx, topics)
 	if err != nil {
 		return err
@@ -264,6 +262,23 @@ func (s *Sweeper) reread(ctx context.Context, topics []string) error {
 		}
 	}
 	return r.flush(ctx)
+}
+
+// deferFirst orders topics so that those an earlier sweep deferred come first, the longest deferred first.
+func (s *Sweeper) deferFirst(topics []string) {
+	slices.SortStableFunc(topics, func(a, b string) int {
+		da, aok := s.deferred[a]
+		db, bok := s.deferred[b]
+		switch {
+		case aok && bok:
+			return cmp.Compare(da, db)
+		case aok:
+			return -1
+		case bok:
+			return 1
+		}
+		return 0
+	})
 }
 
 // stateBatch is how many topics' states one States call reads together.
@@ -326,13 +341,21 @@ func (st *TopicState) underWay() bool {
 		return true
 	}
 	for _, w := range st.Workflows {
-		if w.Active() || w.stale {
+		if w.underWay() {
 			return true
 		}
-		for _, m := range w.Marks {
-			if !m.Queued {
-				return true
-			}
+	}
+	return false
+}
+
+// underWay reports whether the workflow may still call for a verdict without a new event.
+func (w *Workflow) underWay() bool {
+	if w.Active() || w.stale {
+		return true
+	}
+	for _, m := range w.Marks {
+		if !m.Queued {
+			return true
 		}
 	}
 	return false
@@ -340,6 +363,9 @@ func (st *TopicState) underWay() bool {
 
 // dirty reports whether the state was changed by a commit of this sweeper since it was read.
 func (st *TopicState) dirty() bool {
+	if st.swept && !st.committed {
+		return false // stale is set by commits alone
+	}
 	for _, w := range st.Workflows {
 		if w.stale {
 			return true

@@ -43,6 +43,10 @@ type TopicState struct {
 	FenceLow map[string]*Lock
 	Bytes    int64 // the state's size in Redis: its fields' names and values
 	Fields   int   // its number of fields
+	// busy caches underWay as the last sweep left the state (swept says it did): the next sweep reads the cursor of
+	// a busy topic without walking its workflows again. Only ever true too often, never false too often.
+	busy, swept bool
+	committed   bool // a commit of the sweeper touched it since it was read (its dirty may be true)
 }
 
 // Workflow is one workflow as its latest events describe it.
