@@ -23,11 +23,10 @@ func (s *Sweeper) enforce(ctx context.Context) error {
 	total := 0
 	for topic, st := range s.topics {
 		n, size := len(st.Workflows), st.Bytes
-		total += n
 		if n <= s.cfg.MaxTopicWorkflows && size <= s.cfg.MaxTopicStateBytes {
+			total += n
 			continue // under both: nothing to order or trim
 		}
-		total -= n
 		var byCount, byBytes []*Workflow
 		for _, w := range trimOrder(st) {
 			switch {
