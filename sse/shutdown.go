@@ -19,7 +19,7 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	}
 	h.cancel()
 	h.reg.mu.Lock()
-	cut := append([]*rawStream(nil), h.reg.streams...)
+	cut := h.reg.wheel.all()
 	h.reg.mu.Unlock()
 	for _, d := range cut {
 		_ = d.nc.Close() // ends a write in progress

@@ -39,8 +39,7 @@ type rawStream struct {
 	release func() // Config.Admit's, or nil
 	state   atomic.Int32
 	expiry  *time.Timer
-	slot    int // index in the handler's registry, under its lock
-	wslot   int // the wheel's slot holding it, and its index there, under the same lock
+	wslot   int // the heartbeat wheel's slot holding it, and its index there, under the registry's lock
 	wpos    int
 	lv      *leaver // watches the connection for the client leaving; nil: a reader goroutine does (read)
 	fd      int32

@@ -89,7 +89,7 @@ func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 	testutil.Eventually(t, wait, "streams still open after their clients went away", func() bool {
 		e.hd.reg.mu.Lock()
 		defer e.hd.reg.mu.Unlock()
-		return len(e.hd.reg.streams) == 0
+		return e.hd.reg.wheel.n == 0
 	})
 }
 

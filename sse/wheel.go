@@ -18,6 +18,7 @@ type wheel struct {
 	after int64 // silence, in ns, past which a stream is due (Heartbeat less a tick)
 	slots [][]*rawStream
 	next  int64 // the first tick not yet turned
+	n     int   // streams held
 }
 
 func newWheel(hb time.Duration, now int64) wheel {
@@ -38,14 +39,31 @@ func (w *wheel) place(d *rawStream) {
 	w.slots[i] = append(w.slots[i], d)
 }
 
-// remove takes d out of its slot.
-func (w *wheel) remove(d *rawStream) {
+// add holds a new stream.
+func (w *wheel) add(d *rawStream) {
+	w.n++
+	w.place(d)
+}
+
+// remove takes d out of its slot and returns how many streams are left.
+func (w *wheel) remove(d *rawStream) int {
 	s := w.slots[d.wslot]
 	last := len(s) - 1
 	moved := s[last]
 	s[d.wpos], moved.wpos = moved, d.wpos
 	s[last] = nil
 	w.slots[d.wslot] = s[:last]
+	w.n--
+	return w.n
+}
+
+// all lists every stream held.
+func (w *wheel) all() []*rawStream {
+	out := make([]*rawStream, 0, w.n)
+	for _, s := range w.slots {
+		out = append(out, s...)
+	}
+	return out
 }
 
 // turn turns every tick up to now's (a ring's worth at most): it marks and appends to due the streams of each

@@ -19,7 +19,7 @@ func TestWheelMarksEachSilentStreamInTimeAndLooksRarely(t *testing.T) {
 	add := func(now int64) {
 		d := &rawStream{}
 		d.lastWrite.Store(now)
-		w.place(d)
+		w.add(d)
 		live = append(live, d)
 	}
 	for range 2000 {
@@ -74,22 +74,16 @@ func TestWheelMarksEachSilentStreamInTimeAndLooksRarely(t *testing.T) {
 func TestWheelCatchesUpAfterAStall(t *testing.T) {
 	const hb = time.Second
 	w := newWheel(hb, 0)
-	var all []*rawStream
 	for i := range 100 {
 		d := &rawStream{}
 		d.lastWrite.Store(int64(i) * int64(time.Millisecond))
-		w.place(d)
-		all = append(all, d)
+		w.add(d)
 	}
 	due := w.turn(int64(10*time.Second), nil)
 	if len(due) != 100 {
 		t.Fatalf("after a 10 s stall, %d of 100 silent streams were marked", len(due))
 	}
-	n := 0
-	for _, s := range w.slots {
-		n += len(s)
-	}
-	if n != 100 {
-		t.Fatalf("the wheel holds %d streams after the stall; want 100", n)
+	if n := len(w.all()); n != 100 || w.n != 100 {
+		t.Fatalf("the wheel holds %d streams after the stall (counts %d); want 100", n, w.n)
 	}
 }

@@ -28,14 +28,13 @@ func newEngine() engine {
 	return engine{ctx: ctx, cancel: cancel, work: make(chan *rawStream, workQueue), maxHelpers: runtime.GOMAXPROCS(0)}
 }
 
-// registry is the handler's list of raw streams: for the heartbeat wheel, and to cut them all at a shutdown
-// that runs out of time. While it is not empty, the wheel and the workers run.
+// registry holds the handler's raw streams in the heartbeat wheel, which also lists them to cut them all at a
+// shutdown that runs out of time. While it is not empty, the wheel's goroutine and the workers run.
 type registry struct {
-	mu      sync.Mutex
-	streams []*rawStream
-	stop    chan struct{} // closed when the list becomes empty: the wheel's goroutine ends; nil while none runs
-	leaver  *leaver       // of this run of the wheel, which closes it
-	wheel   wheel         // the streams by when each may next be due a heartbeat
+	mu     sync.Mutex
+	wheel  wheel         // every raw stream, by when each may next be due a heartbeat
+	stop   chan struct{} // closed when the wheel becomes empty: its goroutine ends; nil while none runs
+	leaver *leaver       // of this run of the wheel, which closes it
 }
 
 // track lists d; the caller has counted it in h.wg already, before the hijack (see ServeHTTP). It reports whether
@@ -43,8 +42,6 @@ type registry struct {
 func (h *Handler) track(d *rawStream) bool {
 	r := &h.reg
 	r.mu.Lock()
-	d.slot = len(r.streams)
-	r.streams = append(r.streams, d)
 	if r.stop == nil { // the first raw stream: start the wheel and the workers
 		r.stop, r.leaver = make(chan struct{}), newLeaver()
 		r.wheel = newWheel(h.cfg.Heartbeat, mono(time.Now()))
@@ -55,7 +52,7 @@ func (h *Handler) track(d *rawStream) bool {
 			go h.worker(r.stop)
 		}
 	}
-	r.wheel.place(d)
+	r.wheel.add(d)
 	lv := r.leaver
 	r.mu.Unlock()
 	return lv.add(d)
@@ -68,13 +65,7 @@ func (h *Handler) untrack(d *rawStream) {
 	if d.lv != nil {
 		d.lv.remove(d)
 	}
-	r.wheel.remove(d)
-	last := len(r.streams) - 1
-	moved := r.streams[last]
-	r.streams[d.slot], moved.slot = moved, d.slot
-	r.streams[last] = nil
-	r.streams = r.streams[:last]
-	if last == 0 {
+	if r.wheel.remove(d) == 0 {
 		close(r.stop)
 		r.stop = nil
 	}
