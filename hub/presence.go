@@ -103,8 +103,7 @@ type Presence struct {
 	kick    chan struct{}
 
 	// owned by Run
-	written map[string]bool      // topics with an entry of ours in the store
-	turns   []map[string]bool    // the written topics by their turn to be re-touched (turnOf)
+	turns   []map[string]bool    // the topics with an entry of ours in the store, by their turn to be re-touched
 	retry   map[string]bool      // topics whose last write or removal failed: the next interval tries again
 	sent    map[string][]byte    // the last full frame per framed topic
 	readAt  map[string]time.Time // when each framed topic's total was last read
@@ -116,8 +115,7 @@ type Presence struct {
 // NewPresence returns the presence of h's topics; it follows h's watchers from now on. Call Run.
 func NewPresence(h *Hub, store PresenceStore, cfg PresenceConfig) *Presence {
 	p := &Presence{h: h, store: store, cfg: cfg.withDefaults(), dirty: map[string]struct{}{}, touched: map[string]struct{}{},
-		kick: make(chan struct{}, 1), written: map[string]bool{}, retry: map[string]bool{}, sent: map[string][]byte{},
-		readAt: map[string]time.Time{}}
+		kick: make(chan struct{}, 1), retry: map[string]bool{}, sent: map[string][]byte{}, readAt: map[string]time.Time{}}
 	p.turns = make([]map[string]bool, max(1, int(p.cfg.Hold/4/p.cfg.Interval)))
 	for i := range p.turns {
 		p.turns[i] = map[string]bool{}
@@ -199,7 +197,7 @@ func (p *Presence) refresh(ctx context.Context) {
 	p.tick++
 	var topics []string
 	if every {
-		topics = append(p.h.WatchedTopics(), slices.Collect(maps.Keys(p.written))...)
+		topics = append(p.h.WatchedTopics(), p.writtenTopics()...)
 	} else {
 		topics = slices.Collect(maps.Keys(p.turns[p.tick%len(p.turns)]))
 	}
@@ -208,6 +206,20 @@ func (p *Presence) refresh(ctx context.Context) {
 	}
 	clear(p.retry)
 	p.write(ctx, topics)
+}
+
+// turnSet is the set of written topics that t belongs in: those of its turn.
+func (p *Presence) turnSet(t string) map[string]bool { return p.turns[turnOf(t, len(p.turns))] }
+
+// writtenTopics lists the topics with an entry of ours in the store.
+func (p *Presence) writtenTopics() []string {
+	var out []string
+	for _, set := range p.turns {
+		for t := range set {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // turnOf spreads the topics over turns intervals (FNV-1a of the name).
@@ -236,9 +248,8 @@ func (p *Presence) write(ctx context.Context, topics []string) {
 		for t := range puts {
 			if err != nil {
 				p.retry[t] = true
-			} else if !p.written[t] {
-				p.written[t] = true
-				p.turns[turnOf(t, len(p.turns))][t] = true
+			} else {
+				p.turnSet(t)[t] = true
 			}
 		}
 		clear(puts)
@@ -251,13 +262,12 @@ func (p *Presence) write(ctx context.Context, topics []string) {
 			if len(puts) == putBatch {
 				flush()
 			}
-		case p.written[t]:
+		case p.turnSet(t)[t]:
 			if err := p.store.DropPresence(ctx, t, p.cfg.Hub); err != nil {
 				p.warn(ctx, err, t)
 				p.retry[t] = true
 			} else {
-				delete(p.written, t)
-				delete(p.turns[turnOf(t, len(p.turns))], t)
+				delete(p.turnSet(t), t)
 			}
 		}
 	}
@@ -277,7 +287,7 @@ func (p *Presence) warn(ctx context.Context, err error, topic string) {
 func (p *Presence) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for t := range p.written {
+	for _, t := range p.writtenTopics() {
 		if p.store.DropPresence(ctx, t, p.cfg.Hub) != nil {
 			return
 		}

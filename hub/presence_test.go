@@ -22,6 +22,7 @@ type presenceStore struct {
 	alive   map[string]time.Time // hub -> deadline of its record
 	alives  int                  // Alive calls
 	down    bool                 // writes and removals fail, as with Redis away
+	refused int                  // writes and removals that failed
 }
 
 func newPresenceStore() *presenceStore {
@@ -33,6 +34,7 @@ func (s *presenceStore) PutPresence(_ context.Context, entries map[string]Presen
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.down {
+		s.refused++
 		return errors.New("store down")
 	}
 	for topic, e := range entries {
@@ -49,6 +51,7 @@ func (s *presenceStore) DropPresence(_ context.Context, topic, hubID string) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.down {
+		s.refused++
 		return errors.New("store down")
 	}
 	delete(s.entries[topic], hubID)
@@ -244,6 +247,12 @@ func (s *presenceStore) setDown(down bool) {
 	s.mu.Unlock()
 }
 
+func (s *presenceStore) refusals() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
 // TestPresenceRetriesWhatFailedAtTheNextInterval: while the store refuses, a new topic's entry and a left topic's
 // removal fail; once it answers again, the next intervals write the one and remove the other, although neither
 // topic's turn to be re-touched comes for an hour.
@@ -257,7 +266,8 @@ func TestPresenceRetriesWhatFailedAtTheNextInterval(t *testing.T) {
 	st.setDown(true)
 	gone.Close()
 	subscribeAs(t, h, Viewer{User: "bob"}, "new")
-	time.Sleep(200 * time.Millisecond) // the debounced writes, and a few intervals, fail
+	// the debounced write and removal fail, then the retries of the intervals after
+	testutil.Eventually(t, 5*time.Second, "writes refused at a few intervals", func() bool { return st.refusals() >= 6 })
 	if _, ok := st.entry("new", "h1"); ok {
 		t.Fatal("an entry was written while the store refused writes")
 	}
