@@ -52,6 +52,10 @@ local function reduce(v)
 end
 `
 
+// envelopeFieldLua is the Lua test that field f holds an envelope the sweeper judges, made from the field names.
+var envelopeFieldLua = fmt.Sprintf("string.sub(f, 1, %d) == '%s' or string.sub(f, 1, %d) == '%s' or string.sub(f, 1, %d) == '%s'",
+	len(fieldWorkflow), fieldWorkflow, len(fieldWFLock), fieldWFLock, len(fieldFenceLow), fieldFenceLow)
+
 var (
 	// stateScan: ARGV the cursor, the page size, the small-value limit, how many envelopes it may decode, then
 	// the ids the last read judged. Per field: its name, then 'd' .. id .. ' ' .. the reduced envelope (one it
@@ -69,8 +73,7 @@ for i = 1, #kv, 2 do
   out[#out + 1] = f
   if id then
     local red = ''
-    if budget > 0 and not known[id] and (string.sub(f, 1, 3) == 'wf:' or string.sub(f, 1, 7) == 'wflock:' or
-        string.sub(f, 1, 9) == 'fencelow:') then
+    if budget > 0 and not known[id] and (` + envelopeFieldLua + `) then
       budget = budget - 1
       red = reduce(v)
     end
