@@ -18,7 +18,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth/authtest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // outcomes records what OnRefresh reports.
@@ -56,7 +56,7 @@ func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	testutil.Eventually(t, 10*time.Second, "the first fetch", func() bool { return !v.KeysFetched().IsZero() })
+	rig.Eventually(t, 10*time.Second, "the first fetch", func() bool { return !v.KeysFetched().IsZero() })
 	c := validClaims(Grant{Subscribe: []string{"a"}})
 	for _, kid := range []string{"r1", "e1"} {
 		if _, err := v.Verify(idp.Sign(t, kid, c)); err != nil {
@@ -70,7 +70,7 @@ func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
 	}
 	old := idp.Sign(t, "r1", c)
 	idp.Remove("r1")
-	testutil.Eventually(t, 10*time.Second, "the removed key r1 refused", func() bool { return !accepts(v, old) })
+	rig.Eventually(t, 10*time.Second, "the removed key r1 refused", func() bool { return !accepts(v, old) })
 	if _, err := v.Verify(old); err == nil || !strings.Contains(err.Error(), `kid "r1"`) {
 		t.Errorf("Verify(removed kid) = %v, want a refusal naming the kid", err)
 	}
@@ -85,7 +85,7 @@ func TestJWKSURLFollowsTheIdentityProvider(t *testing.T) {
 	} {
 		before := seen.get(fail.outcome)
 		idp.Set(fail.f)
-		testutil.Eventually(t, 10*time.Second, fail.name+": a failed refresh", func() bool { return seen.get(fail.outcome) >= before+2 })
+		rig.Eventually(t, 10*time.Second, fail.name+": a failed refresh", func() bool { return seen.get(fail.outcome) >= before+2 })
 		for _, kid := range []string{"r2", "e1"} {
 			if _, err := v.Verify(idp.Sign(t, kid, c)); err != nil {
 				t.Errorf("%s: Verify(%s) = %v, want the last good keys still in force", fail.name, kid, err)
@@ -108,7 +108,7 @@ func TestJWKSURLDownAtStart(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	testutil.Eventually(t, 10*time.Second, "a failed fetch", func() bool { return seen.get(RefreshError) > 0 })
+	rig.Eventually(t, 10*time.Second, "a failed fetch", func() bool { return seen.get(RefreshError) > 0 })
 	tok := idp.Sign(t, "r1", validClaims(Grant{Subscribe: []string{"a"}}))
 	_, err = v.Verify(tok)
 	var ae *Error
@@ -125,7 +125,7 @@ func TestJWKSURLDownAtStart(t *testing.T) {
 		t.Errorf("KeysFetched() = %v before any good fetch, want zero", v.KeysFetched())
 	}
 	idp.Set(func(s *authtest.State) { s.Down = false })
-	testutil.Eventually(t, 10*time.Second, "the token accepted once the IdP is back", func() bool { return accepts(v, tok) })
+	rig.Eventually(t, 10*time.Second, "the token accepted once the IdP is back", func() bool { return accepts(v, tok) })
 }
 
 // An unknown kid makes the hub fetch the set at most once per JWKSRefetch, however many tokens name one.
@@ -169,7 +169,7 @@ func TestJWKSURLHonoursMaxAge(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	testutil.Eventually(t, 10*time.Second, "a second fetch within max-age=1", func() bool { return idp.Hits() >= 2 })
+	rig.Eventually(t, 10*time.Second, "a second fetch within max-age=1", func() bool { return idp.Hits() >= 2 })
 	for in, want := range map[string]time.Duration{"max-age=60": time.Minute, "no-cache, MAX-AGE=\"5\"": 5 * time.Second,
 		"no-store": 0, "max-age=-1": 0, "max-age=x": 0} {
 		if got := maxAge([]string{in}); got != want {
@@ -215,7 +215,7 @@ func TestJWKSURLRedirectsAreHeldToTheSameRule(t *testing.T) {
 		t.Fatalf("NewVerifier: %v", err)
 	}
 	runVerifier(t, v)
-	testutil.Eventually(t, 10*time.Second, "the first fetch to end", func() bool { return seen.get(RefreshError)+seen.get(RefreshOK) > 0 })
+	rig.Eventually(t, 10*time.Second, "the first fetch to end", func() bool { return seen.get(RefreshError)+seen.get(RefreshOK) > 0 })
 	if tok := elsewhere.Sign(t, "evil", validClaims(Grant{Publish: []string{"*"}})); accepts(v, tok) {
 		t.Fatalf("a token signed with a key fetched through a redirect to plain http off loopback was accepted")
 	}
@@ -271,5 +271,5 @@ func TestJWKSURLSkipsUnusableKeys(t *testing.T) {
 	}
 	runVerifier(t, v)
 	idp.Remove("r2")
-	testutil.Eventually(t, 10*time.Second, "a set of unusable keys only to count as invalid", func() bool { return seen.get(RefreshInvalid) > 0 })
+	rig.Eventually(t, 10*time.Second, "a set of unusable keys only to count as invalid", func() bool { return seen.get(RefreshInvalid) > 0 })
 }

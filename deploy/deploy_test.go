@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // No Docker engine runs where the tests do, so these check what can be checked without one: the Dockerfile's
@@ -198,7 +198,7 @@ func TestDockerfileCopiesExist(t *testing.T) {
 // a listen on every interface, and non-zero against a closed port.
 func TestHealthcheckExitCodes(t *testing.T) {
 	bin := imageBinary(t)
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	check := func(env []string, args ...string) error {
 		cmd := exec.Command(bin, append([]string{"healthcheck"}, args...)...)
 		cmd.Env = append(os.Environ(), env...)

@@ -31,8 +31,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -319,7 +318,7 @@ func checkProbes(t *testing.T, c corev1.Container, cfgFile string) {
 	if testing.Short() {
 		return
 	}
-	h := hubtest.Start(t, redistest.Start(t), "HUB_CONFIG="+cfgFile, "HUB_AUTH_PUBLIC_KEY_FILE="+testPublicKey(t), "HUB_METRICS_LISTEN=localhost:0")
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_CONFIG="+cfgFile, "HUB_AUTH_PUBLIC_KEY_FILE="+testPublicKey(t), "HUB_METRICS_LISTEN=localhost:0")
 	for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe} {
 		resp, err := http.Get(h.URL + p.HTTPGet.Path)
 		if err != nil {
@@ -393,7 +392,7 @@ func checkLockedDown(t *testing.T, spec corev1.PodSpec, c corev1.Container) {
 // kubectl kustomize (when installed) builds each app, and what it renders decodes strictly too, with the generated
 // ConfigMap's hashed name resolved in the Deployment.
 func TestKubernetesKustomizeBuilds(t *testing.T) {
-	kubectl := testutil.Optional(t, "kubectl", "the kustomize build is not checked", "https://kubernetes.io/docs/tasks/tools/")
+	kubectl := rig.Optional(t, "kubectl", "the kustomize build is not checked", "https://kubernetes.io/docs/tasks/tools/")
 	for _, dir := range kubeApps {
 		out, err := exec.Command(kubectl, "kustomize", dir).CombinedOutput()
 		if err != nil {

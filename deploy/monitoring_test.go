@@ -12,17 +12,16 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The alert rules and the dashboard use only metrics a fresh hub already exposes: a renamed metric would otherwise
 // leave an alert that never fires and a panel that stays empty, and a series that only appears with its first event
 // would leave "No data" where a 0 belongs. Every alert waits (for:) and links to its runbook section.
 func TestAlertsAndDashboardUseExistingMetrics(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	exposed := map[string]bool{}
-	for name := range testutil.Scrape(t, h.URL) {
+	for name := range rig.Scrape(t, h.URL) {
 		exposed[name] = true
 	}
 

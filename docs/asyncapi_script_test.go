@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestAsyncAPIScriptExamplesRun(t *testing.T) {
 	doc := loadAsyncAPI(t)
 	compile := asyncAPISchemas(t, doc)
-	rdb := redistest.Start(t).Client()
+	rdb := rig.StartRedis(t).Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	examples, _ := at(doc, "components", "messages", "scriptCall", "examples").([]any)

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -29,9 +28,9 @@ func TestDocsShowThePublishScript(t *testing.T) {
 func TestDocsRedisCliExamplePublishes(t *testing.T) {
 	hubtest.NeedTool(t, "redis-cli", "sh")
 	block := markedBlocks(t, "docs/publishing.md", "TestDocsRedisCliExamplePublishes")[0]
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	h := hubtest.Start(t, rs)
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("project.42"), "0-0")
 
 	bin := t.TempDir()
 	cli, _ := exec.LookPath("redis-cli")
@@ -54,11 +53,11 @@ func TestDocsRedisCliExamplePublishes(t *testing.T) {
 	if first[1] != "0" || again[0] != first[0] || again[1] != "1" {
 		t.Errorf("the publishing page's redis-cli command twice printed %q, then %q; want an id and 0, then the same id and 1", first, again)
 	}
-	want := ssetest.Frame{ID: first[0], Event: "progress", Data: `{"workflow":"wf-7","progress":0.2}`, HasID: true}
+	want := rig.Frame{ID: first[0], Event: "progress", Data: `{"workflow":"wf-7","progress":0.2}`, HasID: true}
 	if got := c.NextEvent(5 * time.Second); got != want {
 		t.Errorf("after the publishing page's redis-cli command the live stream sent %+v, want %+v", got, want)
 	}
-	replay := ssetest.Open(t, h.URL, ssetest.TopicQuery("project.42"), "0-0") // from the stream this time: it was stored too
+	replay := rig.OpenStream(t, h.URL, rig.TopicQuery("project.42"), "0-0") // from the stream this time: it was stored too
 	if got := replay.NextEvent(5 * time.Second); got != want {
 		t.Errorf("a client replaying from 0-0 after the publishing page's redis-cli command got %+v, want %+v", got, want)
 	}

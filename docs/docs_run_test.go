@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // shell runs script with sh in dir, with bin first on PATH and env added, in a process group of its own that is
@@ -33,7 +32,7 @@ func shell(t *testing.T, dir, bin, script string, within time.Duration, env ...s
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second // what it left in the background holds the output open; the kill below ends it
-	var out testutil.SyncBuffer
+	var out rig.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Start()
 	if err == nil {
@@ -47,7 +46,7 @@ func shell(t *testing.T, dir, bin, script string, within time.Duration, env ...s
 // they point changes (the hub's address, the Redis URL, the test's key prefix through HUB_REDIS_PREFIX).
 func TestDocsPublishExamples(t *testing.T) {
 	hubtest.NeedTool(t, "sh", "curl")
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	bin := hubtest.BuildHub(t)
 	blocks := markedBlocks(t, "docs/publishing.md", "TestDocsPublishExamples")
@@ -79,9 +78,9 @@ func TestDocsPublishExamples(t *testing.T) {
 // stream is cut after 3 s (curl --max-time), and the script waits for the hub it started to answer before going on.
 func TestDocsSecurityExample(t *testing.T) {
 	hubtest.NeedTool(t, "sh", "curl", "openssl")
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	bin := hubtest.BuildHub(t)
-	port := strings.TrimPrefix(testutil.FreeAddr(t), "127.0.0.1:")
+	port := strings.TrimPrefix(rig.FreeAddr(t), "127.0.0.1:")
 	script := markedBlocks(t, "docs/security.md", "TestDocsSecurityExample")[0]
 	for from, to := range map[string]string{
 		":8080":                    ":" + port,
@@ -94,7 +93,7 @@ func TestDocsSecurityExample(t *testing.T) {
 		}
 		script = strings.ReplaceAll(script, from, to)
 	}
-	out, _ := shell(t, ".", bin, script, time.Minute, "HUB_REDIS_PREFIX="+redistest.Prefix(t), "HUB_LOG_LEVEL=warn")
+	out, _ := shell(t, ".", bin, script, time.Minute, "HUB_REDIS_PREFIX="+rig.Prefix(t), "HUB_LOG_LEVEL=warn")
 	for what, want := range map[string]*regexp.Regexp{
 		"the console token's stream":   regexp.MustCompile(`(?m)^retry: \d+$`),
 		"the agent token's publish":    regexp.MustCompile(`\{"id":"\d+-\d+"\}`),

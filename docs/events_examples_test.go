@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The examples docs/events.md marks as run by this test run as written, against a hub of the test's own (on its own
@@ -15,7 +15,7 @@ import (
 func TestDocsEventsExamples(t *testing.T) {
 	const page = "docs/events.md"
 	lines := strings.Split(doc(t, page), "\n")
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	var h *hubtest.Hub
 	ran := 0
 	for _, b := range shellBlocks(t, page) {
@@ -33,7 +33,7 @@ func TestDocsEventsExamples(t *testing.T) {
 			case strings.Join(words, " ") == "hub serve &":
 				h = hubtest.Start(t, rs, "HUB_EVENTS_VALIDATION="+env["HUB_EVENTS_VALIDATION"])
 			case len(words) > 2 && words[0] == "hub" && words[1] == "publish":
-				env["HUB_REDIS_URL"], env["HUB_REDIS_PREFIX"] = rs.URL(), redistest.Prefix(t)
+				env["HUB_REDIS_URL"], env["HUB_REDIS_PREFIX"] = rs.URL(), rig.Prefix(t)
 				_, stdout, stderr := hubtest.CLI(t, env, words[1:]...)
 				got.WriteString(stdout + stderr)
 			case len(words) > 0 && words[0] == "curl" && h != nil:

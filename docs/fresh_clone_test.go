@@ -17,7 +17,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // A newcomer's first minutes, from a fresh clone in a temporary directory, following the README's first screen
@@ -57,7 +57,7 @@ func TestFreshCloneFollowsTheREADME(t *testing.T) {
 		cmd = strings.ReplaceAll(cmd, "hub watch ", "hub watch --url "+base+" ") // its default is 127.0.0.1:8080
 		return strings.ReplaceAll(cmd, "-p 6380", "-p "+redisPort)
 	}
-	var watchers []*testutil.SyncBuffer
+	var watchers []*rig.SyncBuffer
 	var publishes []string
 	for _, cmd := range commandsOf(blocks[1]) {
 		if strings.Contains(cmd, "curl -N") || strings.Contains(cmd, "hub watch") {
@@ -76,8 +76,8 @@ func TestFreshCloneFollowsTheREADME(t *testing.T) {
 			}
 		}
 	})
-	testutil.Eventually(t, 10*time.Second, "the loop's curl -N and hub watch connected", func() bool {
-		v, _ := testutil.MetricValue(testutil.Scrape(t, base), "hub_sse_connections_active")
+	rig.Eventually(t, 10*time.Second, "the loop's curl -N and hub watch connected", func() bool {
+		v, _ := rig.MetricValue(rig.Scrape(t, base), "hub_sse_connections_active")
 		return v >= 2
 	})
 	for _, cmd := range publishes {
@@ -86,10 +86,10 @@ func TestFreshCloneFollowsTheREADME(t *testing.T) {
 		}
 	}
 	steps := []string{`"step":"compile"`, `"step":"test"`, `"step":"deploy"`}
-	testutil.Eventually(t, 10*time.Second, "curl -N shows the three events", func() bool {
+	rig.Eventually(t, 10*time.Second, "curl -N shows the three events", func() bool {
 		return containsAll(watchers[0].String(), steps...)
 	})
-	testutil.Eventually(t, 10*time.Second, "hub watch prints the workflow's steps", func() bool {
+	rig.Eventually(t, 10*time.Second, "hub watch prints the workflow's steps", func() bool {
 		return containsAll(watchers[1].String(), "wf-7", "compile", "test", "deploy")
 	})
 }
@@ -128,7 +128,7 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	urls, logs := make(chan string, 1), &testutil.SyncBuffer{}
+	urls, logs := make(chan string, 1), &rig.SyncBuffer{}
 	go func() {
 		for sc := bufio.NewScanner(stdout); sc.Scan(); {
 			var l struct{ Message, URL string }
@@ -143,7 +143,7 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s did not listen within 20s; logs:\n%s", command, logs)
 	}
-	testutil.Eventually(t, 5*time.Second, "the demo names where its embedded Redis moved", func() bool {
+	rig.Eventually(t, 5*time.Second, "the demo names where its embedded Redis moved", func() bool {
 		for _, line := range strings.Split(logs.String(), "\n") {
 			var l struct {
 				RedisURL string `json:"redis_url"`
@@ -160,9 +160,9 @@ func startFreshDemo(t *testing.T, dir, command string) (base, redisURL string) {
 
 // startShell runs a command that does not end by itself (a stream) in dir until the test ends, and returns its
 // output as it comes.
-func startShell(t *testing.T, dir, command string) *testutil.SyncBuffer {
+func startShell(t *testing.T, dir, command string) *rig.SyncBuffer {
 	t.Helper()
-	out := &testutil.SyncBuffer{}
+	out := &rig.SyncBuffer{}
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, out
 	if err := cmd.Start(); err != nil {

@@ -20,8 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -97,7 +96,7 @@ func parseScrape(t *testing.T, b []byte) map[string]*dto.MetricFamily {
 // HUB_FRESH_SCRAPE=FILE keeps the scrape.
 func TestFreshHubMetricsMatchTheDocs(t *testing.T) {
 	doc := metricsDoc(t)
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	body := rawScrape(t, h.URL+"/metrics")
 	if p := os.Getenv("HUB_FRESH_SCRAPE"); p != "" {
 		if err := os.WriteFile(p, body, 0o644); err != nil {
@@ -152,7 +151,7 @@ func checkAgainstDoc(t *testing.T, what string, rows []docMetric, fams map[strin
 		}
 		for label, values := range row.labels {
 			for _, v := range values {
-				if _, ok := testutil.MetricValue(fams, row.name, label+"="+v); !ok {
+				if _, ok := rig.MetricValue(fams, row.name, label+"="+v); !ok {
 					t.Errorf("%s{%s=%q} is missing from a fresh %s scrape; every known value must be a series from the start", row.name, label, v, what)
 				}
 			}

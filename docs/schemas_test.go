@@ -19,9 +19,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/app"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -179,17 +177,17 @@ func leaseStates(t *testing.T) []string {
 // twice) match health.json, and the hub found nothing invalid on publish or on receipt.
 func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 	schemas := loadEventSchemas(t)
-	h := hubtest.Start(t, redistest.StartReal(t, redistest.Options{}), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms",
+	h := hubtest.Start(t, rig.StartRedisWith(t, rig.RedisOptions{}), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms",
 		"HUB_EVENTS_VALIDATION=strict")
 	defer func() {
-		for _, m := range testutil.Scrape(t, h.URL)["hub_events_invalid_total"].GetMetric() {
+		for _, m := range rig.Scrape(t, h.URL)["hub_events_invalid_total"].GetMetric() {
 			if m.GetCounter().GetValue() != 0 {
 				t.Errorf("hub_events_invalid_total%v = %v after the examples and the hub's verdicts, want 0", m.GetLabel(), m.GetCounter().GetValue())
 			}
 		}
 	}()
 	healthSeen := map[string]bool{}
-	checkHealth := func(f ssetest.Frame) {
+	checkHealth := func(f rig.Frame) {
 		t.Helper()
 		if err := schemas["health"].check([]byte(f.Data)); err != nil {
 			t.Errorf("the hub's health event %s does not match docs/schemas/health.json: %v", f.Data, err)
@@ -201,7 +199,7 @@ func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 
 	for _, typ := range []string{"progress", "lock"} {
 		topic := "schemas." + typ
-		stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
+		stream := rig.OpenStream(t, h.URL, rig.TopicQuery(topic), "0-0")
 		for i, ex := range schemas[typ].examples {
 			body, _ := json.Marshal(map[string]any{"topic": topic, "type": typ, "data": ex})
 			resp, err := http.Post(h.URL+"/publish", "application/json", bytes.NewReader(body))
@@ -232,7 +230,7 @@ func TestEventSchemaExamplesThroughTheHub(t *testing.T) {
 
 	// The hub's verdicts: wf-stall goes silent past stall_after and speaks again; wf-a and wf-b hold one key.
 	const topic = "schemas.health"
-	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
+	stream := rig.OpenStream(t, h.URL, rig.TopicQuery(topic), "0-0")
 	h.Publish(topic, "progress", `{"workflow":"wf-stall","status":"running","progress":0.1}`)
 	for _, wf := range []string{"wf-a", "wf-b"} {
 		h.Publish(topic, "progress", `{"workflow":"`+wf+`","status":"running","progress":0.5}`)

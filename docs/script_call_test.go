@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The shortest publish call docs/publishing.md shows, two keys and three arguments, run by sh with redis-cli against a
@@ -16,7 +16,7 @@ import (
 func TestScriptShortestCall(t *testing.T) {
 	hubtest.NeedTool(t, "redis-cli", "sh")
 	block := markedBlocks(t, "docs/publishing.md", "TestScriptShortestCall")[0]
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	h := hubtest.Start(t, rs)
 	host, port, _ := strings.Cut(rs.Addr, ":")
 	script := strings.ReplaceAll(strings.ReplaceAll(block, "'hub:{", "'"+h.Prefix+":{"), "redis-cli ", "redis-cli -h "+host+" -p "+port+" ")

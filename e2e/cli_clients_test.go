@@ -13,7 +13,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -21,7 +21,7 @@ import (
 // through POST /publish and prints the hub's warnings; a 401 names the ways of giving a token.
 func TestClientsShareHubURLAndToken(t *testing.T) {
 	const secret = "clients-test-secret-0123456789abcdef"
-	h := hubtest.Start(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+secret)
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_AUTH_HMAC_SECRET="+secret)
 	tok, err := auth.Sign([]byte(secret), auth.Grant{Subscribe: []string{"cli.*"}, Publish: []string{"cli.*"}},
 		auth.Claims{Subject: "agent-7", TTL: time.Hour}, time.Now())
 	if err != nil {
@@ -74,7 +74,7 @@ func TestClientsShareHubURLAndToken(t *testing.T) {
 // The client commands warn of a HUB_* variable nobody reads, in one line naming the nearest known one, and go on;
 // hub serve and config check know HUB_URL and HUB_TOKEN and do not refuse them.
 func TestClientsWarnOfUnknownVariables(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	h.Publish("cli.two", "progress", `{"workflow":"w"}`)
 	var out bytes.Buffer
 	stderr, err := hubtest.RunCmd(t, &out, []string{"HUB_ULR=x", "HUB_TOKN=y", "HUB_*=HUB_ULR\nHUB_TOKN"}, "topics", "--url", h.URL)
@@ -124,7 +124,7 @@ func TestCLIScriptPrintsAndLoads(t *testing.T) {
 		!strings.Contains(stdout, "  ARGV[6]  the MINID for history.max_age") || !strings.Contains(stdout, "NOSCRIPT") {
 		t.Errorf("hub script: exit %d, stderr %q, stdout:\n%s\nwant the SHA1, the layout and the NOSCRIPT fallback", code, stderr, stdout)
 	}
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	code, stdout, stderr = hubtest.CLI(t, nil, "script", "--load", "--redis-url", rs.URL())
 	if code != 0 || stdout != sha+"\n" {
 		t.Fatalf("hub script --load: exit %d, stdout %q, stderr %q; want the SHA1", code, stdout, stderr)

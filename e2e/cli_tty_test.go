@@ -14,7 +14,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -90,7 +90,7 @@ func TestCLIDispatchProgressOnTerminal(t *testing.T) {
 // hub-bench against a running hub draws connections, events published and delivered, and violations; --json
 // draws nothing even on a terminal.
 func TestCLIBenchProgressOnTerminal(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	args := []string{"hub-bench", "--url", h.URL, "--redis-url", rs.URL(), "--prefix", h.Prefix, "--scenario", "fanout",
 		"--conns", "3", "--events", "40", "--rate", "40", "--drain", "10s"}
@@ -127,7 +127,7 @@ func TestCLISecretFiles(t *testing.T) {
 		t.Errorf("the token does not verify with the file's secret: %v", err)
 	}
 
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	const prefix = "secretfile"
 	h := hubtest.RunDeployed(t, map[string]string{"HUB_REDIS_URL_FILE": writeFile(t, "redis-url", rs.URL()+"\n"), "HUB_REDIS_PREFIX": prefix})
 	resp, err := h.Client().Post(h.URL+"/publish", "application/json", strings.NewReader(`{"topic":"t1","data":{"a":1}}`))

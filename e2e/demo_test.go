@@ -12,9 +12,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -23,7 +21,7 @@ import (
 func TestDemoWithEmbeddedRedis(t *testing.T) {
 	env := map[string]string{"HUB_REDIS_EMBEDDED_ADDR": "127.0.0.1:0", "HUB_LOG_LEVEL": "warn"}
 	base := hubtest.Serve(t, []string{"--demo", "--listen", "127.0.0.1:0"}, env).URL
-	c := ssetest.Open(t, base, ssetest.TopicQuery("demo"), "0-0")
+	c := rig.OpenStream(t, base, rig.TopicQuery("demo"), "0-0")
 	seen := map[string]bool{}
 	for deadline := time.Now().Add(10 * time.Second); !(seen["progress"] && seen["lock"]) && time.Now().Before(deadline); {
 		f := c.NextEvent(time.Until(deadline))
@@ -44,12 +42,12 @@ func TestDemoWithEmbeddedRedis(t *testing.T) {
 // hub demo, the compose trial's publisher: the same agents against a Redis of its own choosing, without a hub; their
 // workflows land in the demo topic's stream until it is stopped. Without redis.url it says what is missing.
 func TestDemoCommandPublishesToRedis(t *testing.T) {
-	rs := redistest.Start(t)
-	prefix := redistest.Prefix(t)
+	rs := rig.StartRedis(t)
+	prefix := rig.Prefix(t)
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	logs := &testutil.SyncBuffer{}
+	logs := &rig.SyncBuffer{}
 	go func() {
 		done <- hubtest.Run(ctx, []string{"demo"}, func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs, nil)
 	}()
@@ -95,7 +93,7 @@ func TestDemoStartsOnBusyPorts(t *testing.T) {
 	if !strings.Contains(logs.String(), strings.TrimPrefix(base, "http://")) {
 		t.Errorf("logs do not name the address the hub moved to (%s):\n%s", base, logs)
 	}
-	c := ssetest.Open(t, base, ssetest.TopicQuery("demo"), "0-0")
+	c := rig.OpenStream(t, base, rig.TopicQuery("demo"), "0-0")
 	if f := c.NextEvent(10 * time.Second); f.Event == "" {
 		t.Errorf("no demo event from the moved hub")
 	}

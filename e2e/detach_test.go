@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // sse.detach picks who serves an HTTP/1.1 stream, the raw engine or net/http, as the stream's log line says; either
 // way the stream delivers.
 func TestSSEDetachSwitch(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	for _, c := range []struct {
 		env    []string
 		engine string
@@ -23,7 +22,7 @@ func TestSSEDetachSwitch(t *testing.T) {
 		{[]string{"HUB_SSE_DETACH=false"}, `"engine":"net/http"`},
 	} {
 		h := hubtest.Start(t, rs, c.env...)
-		s := ssetest.Open(t, h.URL, ssetest.TopicQuery("detach"), "0-0")
+		s := rig.OpenStream(t, h.URL, rig.TopicQuery("detach"), "0-0")
 		if s.Status != 200 {
 			t.Fatalf("with %v: GET /events = %d %s, want 200", c.env, s.Status, s.Body)
 		}

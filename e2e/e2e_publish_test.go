@@ -13,18 +13,16 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
 // Every publishing path (Go Publisher, hub publish, the script through EVAL, POST /publish) reaches a browser
 // with the id, type and data that were published.
 func TestPublishPathsReachSSEClient(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("paths"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("paths"), "0-0")
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
 	}
@@ -98,7 +96,7 @@ func evalScript(t *testing.T, h *hubtest.Hub, topic, typ, data string) string {
 // A publish command that breaks a rule is refused with a clear error, and nothing reaches Redis. The same rules
 // over HTTP are internal/server's TestBadPublishesAreRefused.
 func TestBadPublishCommandsAreRefused(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024", "HUB_LIMITS_MAX_BODY_BYTES=2048")
 	big := `{"blob":"` + strings.Repeat("x", 1100) + `"}`
 	cli := []struct {
@@ -132,13 +130,13 @@ func TestBadPublishCommandsAreRefused(t *testing.T) {
 
 // Garbage published straight onto a live channel is dropped and counted; the hub keeps serving.
 func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024")
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("g"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("g"), "0-0")
 	c.Next(2 * time.Second) // retry
 	ctx := context.Background()
 	ch := pubsub.Keys{Prefix: h.Prefix}.Channel("g")
-	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
+	rig.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_followed_topics")
 	// The stream is live once a stored event has come through. Before that, the replay could still read the stream
 	// after the event below is published and deliver it ahead of the ephemeral one, which has no place in the stream.
 	first := h.Publish("g", "progress", hubtest.EventData(0))
@@ -166,9 +164,9 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 	if got[0].ID != id || got[0].Data != hubtest.EventData(1) {
 		t.Errorf("events %+v: want the stored event id %s data %s once", got, id, hubtest.EventData(1))
 	}
-	fams := testutil.Scrape(t, h.URL)
-	testutil.WantByLabel(t, fams, "hub_events_dropped_total", "reason", map[string]float64{"invalid_json": 1, "too_large": 1, "bad_type": 1})
-	if v, _ := testutil.MetricValue(fams, "hub_events_received_total", "source=ephemeral"); v != 1 {
+	fams := rig.Scrape(t, h.URL)
+	rig.WantByLabel(t, fams, "hub_events_dropped_total", "reason", map[string]float64{"invalid_json": 1, "too_large": 1, "bad_type": 1})
+	if v, _ := rig.MetricValue(fams, "hub_events_received_total", "source=ephemeral"); v != 1 {
 		t.Errorf("hub_events_received_total{source=ephemeral} = %v, want 1", v)
 	}
 	if !strings.Contains(h.Logs(), "dropped event") {
@@ -180,7 +178,7 @@ func TestGarbageOnLiveChannelIsDropped(t *testing.T) {
 // hub publish gives every event an idempotency key: a fresh one (shown with --verbose) or --idempotency-key's, with
 // which a second run stores nothing, prints the first id and says so.
 func TestPublishCommandIdempotencyKey(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	publish := func(args ...string) (string, string) {
 		var out, errb bytes.Buffer

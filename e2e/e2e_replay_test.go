@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -38,7 +36,7 @@ func publishN(t testing.TB, h *hubtest.Hub, topic string, from, n int) []string 
 // A client resuming after event 10 of 1,000 gets exactly 11..1000, then the events published during its replay,
 // each once and in order.
 func TestReplayThenLiveExactlyOnce(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	ids := publishN(t, h, "r", 1, 1000)
 	type published struct {
@@ -55,7 +53,7 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 		}
 		live <- p
 	}()
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("r"), ids[9])
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("r"), ids[9])
 	got := c.Events(1190, 20*time.Second)
 	more := <-live
 	if more.err != nil {
@@ -74,27 +72,27 @@ func TestReplayThenLiveExactlyOnce(t *testing.T) {
 		}
 	case <-time.After(200 * time.Millisecond):
 	}
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_replay_events"); v < 1 {
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_replay_events"); v < 1 {
 		t.Errorf("hub_replay_events count = %v, want >= 1", v)
 	}
 }
 
 // The query parameter last_event_id resumes too, and the header wins over it (EventSource resends the first URL).
 func TestResumeFromQueryAndHeaderWins(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	ids := publishN(t, h, "q", 1, 5)
-	c := ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[1]}}, "")
+	c := rig.OpenStream(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[1]}}, "")
 	if got := c.NextEvent(5 * time.Second); got.ID != ids[2] {
 		t.Errorf("resume from query %s: first event %s, want %s", ids[1], got.ID, ids[2])
 	}
 	c.Close()
-	c = ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[0]}}, ids[3])
+	c = rig.OpenStream(t, h.URL, url.Values{"topic": {"q"}, "last_event_id": {ids[0]}}, ids[3])
 	if got := c.NextEvent(5 * time.Second); got.ID != ids[4] {
 		t.Errorf("header %s over query %s: first event %s, want %s", ids[3], ids[0], got.ID, ids[4])
 	}
 	c.Close()
-	c = ssetest.Open(t, h.URL, url.Values{"topic": {"q"}, "history": {"2"}}, "")
+	c = rig.OpenStream(t, h.URL, url.Values{"topic": {"q"}, "history": {"2"}}, "")
 	got := c.Events(2, 5*time.Second)
 	if got[0].ID != ids[3] || got[1].ID != ids[4] {
 		t.Errorf("history=2 replayed %s %s, want %s %s", got[0].ID, got[1].ID, ids[3], ids[4])
@@ -104,9 +102,9 @@ func TestResumeFromQueryAndHeaderWins(t *testing.T) {
 // Several topics on one connection: the id is a cursor whose first position is the event's own topic, and
 // resuming with it yields exactly what was missed in each topic.
 func TestMultiTopicCursorRoundTrip(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), "ma=0-0;mb=0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("ma", "mb"), "ma=0-0;mb=0-0")
 	a1 := h.Publish("ma", "progress", hubtest.EventData(1))
 	b1 := h.Publish("mb", "progress", hubtest.EventData(2))
 	a2 := h.Publish("ma", "progress", hubtest.EventData(3))
@@ -139,7 +137,7 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	b2 := h.Publish("mb", "progress", hubtest.EventData(4))
 	a3 := h.Publish("ma", "progress", hubtest.EventData(5))
 	b3 := h.Publish("mb", "progress", hubtest.EventData(6))
-	c = ssetest.Open(t, h.URL, ssetest.TopicQuery("ma", "mb"), cursor)
+	c = rig.OpenStream(t, h.URL, rig.TopicQuery("ma", "mb"), cursor)
 	got = c.Events(3, 5*time.Second)
 	perTopic := map[string][]string{}
 	for _, f := range got {
@@ -165,13 +163,13 @@ func filter(xs []string, prefix string) []string {
 // A position older than the stored history gets a reset naming the oldest event, then the rest in order; one newer
 // than anything stored (Redis lost data) gets a reset too. Nothing is skipped silently.
 func TestResetWhenHistoryTruncated(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	ids := publishN(t, h, "tr", 1, 50)
 	if err := h.RDB.XTrimMaxLen(context.Background(), h.StreamKey("tr"), 20).Err(); err != nil {
 		t.Fatal(err)
 	}
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("tr"), ids[4])
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("tr"), ids[4])
 	got := c.Events(21, 5*time.Second)
 	wantReset := fmt.Sprintf(`{"topic":"tr","reason":"history-truncated","oldest":%q}`, ids[30])
 	if got[0].Event != "reset" || got[0].Data != wantReset || got[0].HasID {
@@ -184,7 +182,7 @@ func TestResetWhenHistoryTruncated(t *testing.T) {
 	}
 	c.Close()
 
-	c = ssetest.Open(t, h.URL, ssetest.TopicQuery("tr"), "99999999999999-0")
+	c = rig.OpenStream(t, h.URL, rig.TopicQuery("tr"), "99999999999999-0")
 	f := c.NextEvent(5 * time.Second)
 	if f.Event != "reset" || !strings.Contains(f.Data, `"reason":"history-lost"`) {
 		t.Fatalf("resume beyond the newest event: first event %+v, want a history-lost reset", f)

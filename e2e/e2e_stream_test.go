@@ -12,20 +12,18 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
 // A quiet stream gets a heartbeat every period; a busy one gets none, because every write resets the timer.
 func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	// A period of a second, not less: the busy half must see no heartbeat, and under -race on a loaded machine one
 	// publish and its delivery can take a few hundred milliseconds.
 	const period = time.Second
 	h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT="+period.String())
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("hb"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("hb"), "0-0")
 	c.Next(2 * time.Second) // retry
 	var beats []time.Time
 	for len(beats) < 3 {
@@ -68,7 +66,7 @@ func TestHeartbeatOnlyWhenQuiet(t *testing.T) {
 // readers run in this process, beside the hub: with the race detector on, 100 of them reading 8 MB/s each took more
 // of the two cores than a loaded CI machine has to give, and fell behind themselves.
 func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_SSE_CLIENT_BUFFER=64", "HUB_SSE_WRITE_TIMEOUT=60s")
 	const readers = 40
 	clients := make([]*idReader, readers)
@@ -77,7 +75,7 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 	}
 	stalled := openStalled(t, h.Addr, "/events?topic=slow&last_event_id=0-0")
 	defer stalled.Close()
-	testutil.WaitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
+	rig.WaitMetric(t, h.URL, readers+1, 5*time.Second, "hub_sse_connections_active")
 	// The stalled client reads one live event before it freezes: a client that stalls while it is still replaying
 	// is not evicted but kept to its write timeout (an overflow during a replay reads the stream again).
 	ids := []string{h.Publish("slow", "progress", `{"workflow":"wf","seq":-1}`)}
@@ -90,7 +88,7 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 			ids = append(ids, h.Publish("slow", "progress", fmt.Sprintf(payload, i)))
 		}
 		time.Sleep(20 * time.Millisecond) // pace the publisher like a real agent, so only the stalled client falls behind
-		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_closed_total", "reason=slow")
+		v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_sse_connections_closed_total", "reason=slow")
 		evicted = v == 1
 	}
 	if !evicted {
@@ -102,8 +100,8 @@ func TestSlowClientEvictedOthersUnaffected(t *testing.T) {
 			t.Fatalf("reader %d got %d ids, want the %d published, in order (first difference at %d)", i, len(got), len(ids), firstDiff(got, ids))
 		}
 	}
-	testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_sse_connections_closed_total", "reason=slow")
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_active"); v != readers {
+	rig.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_sse_connections_closed_total", "reason=slow")
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_sse_connections_active"); v != readers {
 		t.Errorf("hub_sse_connections_active = %v, want %d", v, readers)
 	}
 }
@@ -205,9 +203,9 @@ func readUntil(t *testing.T, conn net.Conn, want string) {
 // A live message that never arrives (stored, but published where nobody listens) is repaired from the stream: by
 // the next envelope's prev, and by the tail check when no envelope follows.
 func TestGapRepairDeliversLostMessages(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_REDIS_TAIL_CHECK=200ms")
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("gap"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("gap"), "0-0")
 	c.Next(2 * time.Second)
 	waitLive(t, h, c, "gap") // else the replay, not a repair, could read the lost event, and the counts below differ
 	lost := publishElsewhere(t, h, "gap", hubtest.EventData(1))
@@ -221,15 +219,15 @@ func TestGapRepairDeliversLostMessages(t *testing.T) {
 		}
 	}
 	// A repair is counted after it broadcast what it read, so the client can have the event before the count moves.
-	testutil.WaitMetric(t, h.URL, 2, 5*time.Second, "hub_redis_gap_repairs_total")
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_events_received_total", "source=repair"); v != 3 {
+	rig.WaitMetric(t, h.URL, 2, 5*time.Second, "hub_redis_gap_repairs_total")
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_events_received_total", "source=repair"); v != 3 {
 		t.Errorf("hub_events_received_total{source=repair} = %v, want 3 (the lost one, the one that revealed it, the lost last one)", v)
 	}
 }
 
 // waitLive publishes ephemeral probes on topic's live channel until c receives one. The hub then follows the topic
 // with its baseline read, and c's subscription is past its replay, so what is published next reaches c live.
-func waitLive(t *testing.T, h *hubtest.Hub, c *ssetest.Client, topic string) {
+func waitLive(t *testing.T, h *hubtest.Hub, c *rig.Stream, topic string) {
 	t.Helper()
 	const probe = `{"probe":"live"}`
 	ch := pubsub.Keys{Prefix: h.Prefix}.Channel(topic)
@@ -271,9 +269,9 @@ func publishElsewhere(t *testing.T, h *hubtest.Hub, topic, data string) string {
 
 // Killing the hub's pub/sub connection loses the live messages published meanwhile; the resubscription repairs them.
 func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{}) // CLIENT KILL needs a real redis-server
+	rs := rig.StartRedisWith(t, rig.RedisOptions{}) // CLIENT KILL needs a real redis-server
 	h := hubtest.Start(t, rs)
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("kill"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("kill"), "0-0")
 	var ids []string
 	for i := 0; i < 300; i++ {
 		ids = append(ids, h.Publish("kill", "progress", hubtest.EventData(i)))
@@ -289,7 +287,7 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 			t.Fatalf("event %d = %s, want %s", i, f.ID, ids[i])
 		}
 	}
-	if v := testutil.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_resubscriptions_total"); v < 1 {
+	if v := rig.WaitMetric(t, h.URL, 1, 5*time.Second, "hub_redis_resubscriptions_total"); v < 1 {
 		t.Errorf("hub_redis_resubscriptions_total = %v", v)
 	}
 }
@@ -297,9 +295,9 @@ func TestResubscriptionRepairsAfterPubSubKill(t *testing.T) {
 // While Redis is down, open streams stay open with heartbeats, /readyz says 503, publishing fails clearly; after
 // Redis comes back, events flow again.
 func TestRedisOutage(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{AppendOnly: true})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{AppendOnly: true})
 	h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT=200ms")
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("out"), "0-0")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("out"), "0-0")
 	c.Next(2 * time.Second)
 	before := h.Publish("out", "progress", hubtest.EventData(1))
 	if f := c.NextEvent(5 * time.Second); f.ID != before {
@@ -333,7 +331,7 @@ func TestRedisOutage(t *testing.T) {
 func waitStatus(t *testing.T, url string, want int, within time.Duration) {
 	t.Helper()
 	got, body := 0, ""
-	testutil.Eventually(t, within, fmt.Sprintf("GET %s = %d", url, want), func() bool {
+	rig.Eventually(t, within, fmt.Sprintf("GET %s = %d", url, want), func() bool {
 		resp, err := http.Get(url)
 		if err != nil {
 			return false
@@ -359,13 +357,13 @@ func readAll(resp *http.Response) string {
 // On cancel, run ends every stream and returns nil within the shutdown timeout; goleak (TestMain) checks that
 // nothing it started is left.
 func TestShutdownEndsStreams(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_SHUTDOWN_TIMEOUT=3s")
-	clients := make([]*ssetest.Client, 50)
+	clients := make([]*rig.Stream, 50)
 	for i := range clients {
-		clients[i] = ssetest.Open(t, h.URL, ssetest.TopicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")
+		clients[i] = rig.OpenStream(t, h.URL, rig.TopicQuery(fmt.Sprintf("sd%d", i%5)), "0-0")
 	}
-	testutil.WaitMetric(t, h.URL, 50, 5*time.Second, "hub_sse_connections_active")
+	rig.WaitMetric(t, h.URL, 50, 5*time.Second, "hub_sse_connections_active")
 	start := time.Now()
 	if err := h.Stop(); err != nil {
 		t.Fatalf("run() = %v, want nil", err)

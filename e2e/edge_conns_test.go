@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -65,7 +63,7 @@ func rawReply(c net.Conn, within time.Duration) (status int, closed bool, err er
 // when the deadline passes, and a request that declares a body where the route reads none (or is refused before
 // reading it) is answered and closed at once. A GET with a body is refused. Headers that never end are cut too.
 func TestRequestReadTimeoutUnsentBody(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=1500ms")
 	sec, _ := secureHub(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=1500ms")
 	const atOnce, atDeadline = 500 * time.Millisecond, 4 * time.Second
@@ -101,15 +99,15 @@ func TestRequestReadTimeoutUnsentBody(t *testing.T) {
 				c.name, status, closed, time.Since(start).Round(time.Millisecond), err, c.status, c.within)
 		}
 	}
-	fams := testutil.Scrape(t, h.URL)
-	testutil.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"read_timeout": 1, "get_body": 4})
+	fams := rig.Scrape(t, h.URL)
+	rig.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"read_timeout": 1, "get_body": 4})
 }
 
 // The read deadline is for requests, not for a running stream: on a hub whose request_read_timeout is far shorter
 // than the wait, a stream still gets an event published after it, over plain HTTP/1.1 (a detached stream), HTTP/1.1
 // over TLS (which stays with net/http, where the deadline would end it) and HTTP/2.
 func TestRequestReadTimeoutSparesRunningStream(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	certFile, keyFile, pool := selfSigned(t)
 	prefix := fmt.Sprintf("rt%d", time.Now().UnixNano())
 	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix, "HUB_SSE_HEARTBEAT": "5s",
@@ -153,7 +151,7 @@ func TestRequestReadTimeoutSparesRunningStream(t *testing.T) {
 // Connections that carry no stream are bounded per address (limits.max_nonstream_connections_per_ip): the next is
 // closed at once and counted. Streams do not count against it.
 func TestNonStreamConnectionsPerAddress(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=3")
 	const from = "127.0.0.3"
 	for i := range 2 {
@@ -176,7 +174,7 @@ func TestNonStreamConnectionsPerAddress(t *testing.T) {
 	if status, _, err := rawReply(idle[0], 2*time.Second); status != http.StatusOK {
 		t.Errorf("GET /healthz on an admitted connection = %d (%v), want 200", status, err)
 	}
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_http_rejected_total", "reason=nonstream_per_ip"); v != 1 {
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_http_rejected_total", "reason=nonstream_per_ip"); v != 1 {
 		t.Errorf("hub_http_rejected_total{reason=nonstream_per_ip} = %v, want 1", v)
 	}
 }
@@ -185,7 +183,7 @@ func TestNonStreamConnectionsPerAddress(t *testing.T) {
 // connection_burst): over the burst a connection is closed at once and a stream is answered 429 with Retry-After.
 // Behind a trusted proxy the proxy's connections are not limited, and a stream counts for its client address.
 func TestConnectionAttemptRate(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_LIMITS_CONNECTION_RATE=0.1", "HUB_LIMITS_CONNECTION_BURST=3",
 		"HUB_LIMITS_TRUSTED_PROXIES=127.0.0.1")
 	const from = "127.0.0.4"
@@ -203,7 +201,7 @@ func TestConnectionAttemptRate(t *testing.T) {
 	}
 	xff := http.Header{"X-Forwarded-For": {"198.51.100.9"}}
 	for i := range 4 {
-		c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("rate"), xff)
+		c := rig.OpenStreamWith(t, h.URL, rig.TopicQuery("rate"), xff)
 		c.Close()
 		want := http.StatusOK
 		if i == 3 {
@@ -214,7 +212,7 @@ func TestConnectionAttemptRate(t *testing.T) {
 				c.Header.Get("Retry-After"), want)
 		}
 	}
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_http_rejected_total", "reason=conn_rate"); v != 2 {
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_http_rejected_total", "reason=conn_rate"); v != 2 {
 		t.Errorf("hub_http_rejected_total{reason=conn_rate} = %v, want 2", v)
 	}
 }

@@ -12,9 +12,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -62,10 +60,10 @@ func TestPythonClientShipsThePublishScript(t *testing.T) {
 func TestExampleAgentsReachSSEClient(t *testing.T) {
 	hubtest.NeedTool(t, "redis-cli", "sh", "go")
 	python := pythonWithRedis(t)
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	h := hubtest.Start(t, rs)
 	const topic = "examples"
-	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
+	stream := rig.OpenStream(t, h.URL, rig.TopicQuery(topic), "0-0")
 
 	// The Python agent imports the package from the work tree, as `pip install ./clients/python` would provide it.
 	pkg, err := filepath.Abs(filepath.Join("clients", "python", "src"))
@@ -156,7 +154,7 @@ func pythonWithRedis(t testing.TB) string {
 			return p
 		}
 	}
-	testutil.Missing(t, "python3-redis", "the Python examples do not run", "apt-get install -y python3-redis")
+	rig.Missing(t, "python3-redis", "the Python examples do not run", "apt-get install -y python3-redis")
 	return ""
 }
 

@@ -16,9 +16,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // runBriefly runs the hub with env (and the list of its HUB_* names, as main's getenv gives it) until it prints
@@ -37,7 +35,7 @@ func runBriefly(t *testing.T, args []string, env map[string]string) (error, stri
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
+	out, logs := &rig.SyncBuffer{}, &rig.SyncBuffer{}
 	done := make(chan error, 1)
 	listening := make(chan string, 1)
 	go func() {
@@ -88,7 +86,7 @@ func TestEmbeddedRedisRefusedOnPublicListen(t *testing.T) {
 // TestRedisProblemAtStartIsLogged (#14, Also): an unreachable Redis, or one that refuses the credentials, is an
 // error line at start; the hub still serves and is not ready.
 func TestRedisProblemAtStartIsLogged(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	for name, url := range map[string]string{
 		"unreachable":       "redis://127.0.0.1:1/0",
 		"wrong credentials": strings.Replace(rs.URL(), "redis://", "redis://nobody:wrong@", 1),
@@ -169,9 +167,9 @@ func TestLogLinesAreJSON(t *testing.T) {
 
 // TestLogDurationsNameTheirUnit (#14, Also): a stream's end is logged with its duration in a key that says the unit.
 func TestLogDurationsNameTheirUnit(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("dur"), "")
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("dur"), "")
 	c.Next(5 * time.Second)
 	c.Close()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {

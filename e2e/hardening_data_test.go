@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // largestCursor is the largest stream id there is: nothing can follow it.
@@ -22,7 +20,7 @@ const largestCursor = "18446744073709551615-18446744073709551615"
 // then live events, instead of retrying a read Redis refuses forever; /history after it is a 400 that says so,
 // not a 503 with Redis's error text.
 func TestLargestCursorIsHistoryLost(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs)
 	publishN(t, h, "big", 1, 3)
 
@@ -36,7 +34,7 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 		t.Errorf("GET /history?after=%s = %d %s, want 400 naming history-lost and no Redis error", largestCursor, resp.StatusCode, body)
 	}
 
-	c := ssetest.Open(t, h.URL, ssetest.TopicQuery("big"), largestCursor)
+	c := rig.OpenStream(t, h.URL, rig.TopicQuery("big"), largestCursor)
 	defer c.Close()
 	if f := c.NextEvent(5 * time.Second); f.Event != "reset" || !strings.Contains(f.Data, `"history-lost"`) {
 		t.Fatalf("resume from %s: first event %s %s, want a history-lost reset", largestCursor, f.Event, f.Data)
@@ -50,7 +48,7 @@ func TestLargestCursorIsHistoryLost(t *testing.T) {
 // TestSnapshotResponseBounded (#14 item 8): a state larger than limits.max_snapshot_bytes is answered with as much
 // of it as fits, marked truncated, and counted; each workflow it does hold is whole and consistent with the cursor.
 func TestSnapshotResponseBounded(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.Start(t, rs, "HUB_LIMITS_MAX_SNAPSHOT_BYTES=65536")
 	pad := strings.Repeat("x", 8<<10)
 	for i := range 40 {
@@ -74,7 +72,7 @@ func TestSnapshotResponseBounded(t *testing.T) {
 		t.Errorf("GET /snapshot of 40 workflows of 8 KB with a 64 KB bound = %d bytes, %d workflows, truncated %v; want at most about 64 KB, truncated",
 			len(body), len(snap.Workflows), snap.Truncated)
 	}
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_redis_snapshots_truncated_total"); v != 1 {
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_redis_snapshots_truncated_total"); v != 1 {
 		t.Errorf("hub_redis_snapshots_truncated_total = %v, want 1", v)
 	}
 }

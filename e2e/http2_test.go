@@ -21,8 +21,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -30,7 +29,7 @@ import (
 // over it; hub healthcheck finds it on its own. With h2c a client speaks HTTP/2 in clear (prior knowledge), as a
 // proxy would, and HTTP/1.1 still works.
 func TestHTTP2(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	t.Run("tls", func(t *testing.T) {
 		certFile, keyFile, pool := selfSigned(t)
 		prefix := fmt.Sprintf("h%d", time.Now().UnixNano())
@@ -71,7 +70,7 @@ func TestHTTP2(t *testing.T) {
 
 // streamOverHTTP2 opens two streams on one connection with client, which must speak HTTP/2, and checks an event
 // reaches both.
-func streamOverHTTP2(t *testing.T, client *http.Client, base string, rs *redistest.Server, prefix string) {
+func streamOverHTTP2(t *testing.T, client *http.Client, base string, rs *rig.Redis, prefix string) {
 	t.Helper()
 	// From the start of the (empty) topic: an event published while the hub subscribes is replayed, not skipped.
 	a := openSSEClient(t, client, base+"/events?topic=h2&last_event_id=0-0")
@@ -84,16 +83,16 @@ func streamOverHTTP2(t *testing.T, client *http.Client, base string, rs *rediste
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []*ssetest.Client{a, b} {
+	for _, s := range []*rig.Stream{a, b} {
 		if f := s.NextEvent(5 * time.Second); f.ID != id || f.Data != hubtest.EventData(7) {
 			t.Errorf("event over HTTP/2 = %+v, want id %s data %s", f, id, hubtest.EventData(7))
 		}
 	}
 }
 
-func openSSEClient(t testing.TB, client *http.Client, url string) *ssetest.Client {
+func openSSEClient(t testing.TB, client *http.Client, url string) *rig.Stream {
 	t.Helper()
-	c := ssetest.Get(t, client, url, nil)
+	c := rig.GetStream(t, client, url, nil)
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET %s = %d %s", url, c.Status, c.Body)
 	}

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The line that says the hub listens is a log line like the others (level, time), with a URL a user can open: on a
 // wildcard listen address, 127.0.0.1 and the port, not http://[::]:PORT; and the address as it was given.
 func TestListeningLineIsALogLineWithAnOpenableURL(t *testing.T) {
-	rs := redistest.Start(t)
-	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_AUTH_HMAC_SECRET": testSecret,
+	rs := rig.StartRedis(t)
+	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": rig.Prefix(t), "HUB_AUTH_HMAC_SECRET": testSecret,
 		"HUB_LOG_LEVEL": "warn"} // the line is written whatever the level: a parent waits for it
 	hub := hubtest.Serve(t, []string{"serve", "--listen", "0.0.0.0:0"}, env)
 	url, stdout := hub.URL, hub.Stdout

@@ -10,16 +10,15 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // What a log pipeline reads from the container, stdout and stderr alike, is JSON lines only; with log.access on,
 // each non-stream request has its line, and a refusal is logged at info with its reason and the token's subject but
 // never the token; and a refused /events request is counted once.
 func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
-	rs := redistest.Start(t)
-	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": redistest.Prefix(t), "HUB_LOG_ACCESS": "true",
+	rs := rig.StartRedis(t)
+	env := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": rig.Prefix(t), "HUB_LOG_ACCESS": "true",
 		"HUB_AUTH_HMAC_SECRET": testSecret}
 	hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, env)
 	base, stdout, stderr := hub.URL, hub.Stdout, hub.Stderr
@@ -38,7 +37,7 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	if s := get("/healthz", nil); s != http.StatusOK {
 		t.Fatalf("GET /healthz = %d", s)
 	}
-	if s := get("/topics/theirs/history", testutil.Bearer(tok)); s != http.StatusForbidden {
+	if s := get("/topics/theirs/history", rig.Bearer(tok)); s != http.StatusForbidden {
 		t.Fatalf("GET /topics/theirs/history with a token for mine = %d, want 403", s)
 	}
 	if s := get("/topics", nil); s != http.StatusUnauthorized {
@@ -48,11 +47,11 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 		t.Fatalf("GET /events without a token = %d, want 401", s)
 	}
 	// Each refusal is counted once: the /events one by the edge's reason, not again by the stream handler's status.
-	fams := testutil.ScrapeWith(t, base, tok)
-	if v, _ := testutil.MetricValue(fams, "hub_http_rejected_total", "reason=no_token"); v != 2 {
+	fams := rig.ScrapeWith(t, base, tok)
+	if v, _ := rig.MetricValue(fams, "hub_http_rejected_total", "reason=no_token"); v != 2 {
 		t.Errorf("hub_http_rejected_total{reason=no_token} = %v after GET /topics and GET /events without a token, want 2", v)
 	}
-	if v, _ := testutil.MetricValue(fams, "hub_sse_requests_rejected_total"); v != 0 {
+	if v, _ := rig.MetricValue(fams, "hub_sse_requests_rejected_total"); v != 0 {
 		t.Errorf("hub_sse_requests_rejected_total = %v, want 0: the refusal is the edge's, counted there", v)
 	}
 	if err := hub.Stop(); err != nil {

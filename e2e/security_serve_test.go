@@ -13,24 +13,22 @@ import (
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tokentest"
 )
 
 // A stream ends when its token expires, within a second of exp, with a final auth-expired event; its subscription
 // goes with it.
 func TestStreamEndsWhenTokenExpires(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureHub(t, rs, "HUB_SSE_HEARTBEAT=200ms")
 	tok := signToken(t, auth.Grant{Subscribe: []string{"expiring"}}, 2*time.Second)
 	exp := hubtest.TokenExpiry(t, tok)
-	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("expiring"), bearer(tok))
+	c := rig.OpenStreamWith(t, h.URL, rig.TopicQuery("expiring"), bearer(tok))
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events = %d %s", c.Status, c.Body)
 	}
-	var last ssetest.Frame
+	var last rig.Frame
 	for _, f := range c.UntilEnd(time.Until(exp) + 3*time.Second) {
 		if f.Event != "" {
 			last = f
@@ -43,8 +41,8 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 	if d := ended.Sub(exp); d < -50*time.Millisecond || d > time.Second {
 		t.Errorf("stream ended %v after exp, want within a second", d)
 	}
-	testutil.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
-	if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, h.URL, admin), "hub_sse_connections_closed_total", "reason=token_expired"); v != 1 {
+	rig.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	if v, _ := rig.MetricValue(rig.ScrapeWith(t, h.URL, admin), "hub_sse_connections_closed_total", "reason=token_expired"); v != 1 {
 		t.Errorf("hub_sse_connections_closed_total{reason=token_expired} = %v, want 1", v)
 	}
 	if status, msg := get(t, h.URL, "/events?topic=expiring", bearer(tok)); status != http.StatusUnauthorized {
@@ -54,7 +52,7 @@ func TestStreamEndsWhenTokenExpires(t *testing.T) {
 
 // serve refuses a public listen address when no auth is configured, says why, and starts nothing.
 func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "hub.example.com:8080"} {
 		var out, errb bytes.Buffer
 		env := map[string]string{"HUB_REDIS_URL": rs.URL()}
@@ -88,7 +86,7 @@ func TestServeRefusesPublicListenWithoutAuth(t *testing.T) {
 
 // With a public listen and a secret, serve starts; anonymous access is off unless asked for.
 func TestServePublicListenWithAuth(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.New(t, map[string]string{
 		"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": "pub", "HUB_AUTH_HMAC_SECRET": testSecret, "HUB_SHUTDOWN_TIMEOUT": "5s",
 	})
@@ -103,7 +101,7 @@ func TestServePublicListenWithAuth(t *testing.T) {
 
 // `hub token` signs what the hub accepts, and refuses what it would refuse.
 func TestTokenCommand(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, _ := secureHub(t, rs, "HUB_AUTH_ISSUER=ops", "HUB_AUTH_AUDIENCE=hub")
 	var out, errb bytes.Buffer
 	args := []string{"token", "--subscribe", "project.*,wf-1", "--subscribe", "ops", "--publish", "project.42", "--ttl", "10m", "--subject", "console"}
@@ -111,7 +109,7 @@ func TestTokenCommand(t *testing.T) {
 		t.Fatalf("hub token: %v (%s)", err, errb.String())
 	}
 	tok := strings.TrimSpace(out.String())
-	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("project.7", "wf-1", "ops"), bearer(tok))
+	c := rig.OpenStreamWith(t, h.URL, rig.TopicQuery("project.7", "wf-1", "ops"), bearer(tok))
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events with a `hub token` token = %d %s", c.Status, c.Body)
 	}
@@ -141,14 +139,14 @@ func TestTokenCommand(t *testing.T) {
 
 // Neither a query token nor a Redis password reaches the logs.
 func TestSecretsNotLogged(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureHub(t, rs, "HUB_AUTH_ALLOW_QUERY_TOKEN=true", "HUB_LOG_LEVEL=debug")
-	c := ssetest.OpenWith(t, h.URL, url.Values{"topic": {"q"}, "access_token": {admin}}, nil)
+	c := rig.OpenStreamWith(t, h.URL, url.Values{"topic": {"q"}, "access_token": {admin}}, nil)
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events?access_token= (allowed) = %d %s", c.Status, c.Body)
 	}
 	c.Close()
-	testutil.WaitZero(t, h.URL, admin, "hub_sse_connections_active")
+	rig.WaitZero(t, h.URL, admin, "hub_sse_connections_active")
 	if strings.Contains(h.Logs(), admin) || strings.Contains(h.Logs(), strings.Split(admin, ".")[2]) {
 		t.Errorf("the logs hold the query token:\n%s", h.Logs())
 	}
@@ -156,7 +154,7 @@ func TestSecretsNotLogged(t *testing.T) {
 	const password = "s3cr3t-redis-pw"
 	env := map[string]string{"HUB_REDIS_URL": "redis://:" + password + "@" + rs.Addr + "/0", "HUB_REDIS_PREFIX": "pw", "HUB_SHUTDOWN_TIMEOUT": "2s"}
 	ctx, cancel := context.WithCancel(context.Background())
-	out, logs := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
+	out, logs := &rig.SyncBuffer{}, &rig.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- hubtest.Run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), out, logs, nil)
@@ -190,7 +188,7 @@ func errString(err error) string {
 // sentinel_password= (the root package's own redactor once printed the query as it was).
 func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 	const secret = "s3nt1nel-Pa55"
-	url := "redis+sentinel://:" + secret + "@" + testutil.FreeAddr(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
+	url := "redis+sentinel://:" + secret + "@" + rig.FreeAddr(t) + "/mymaster?sentinel_password=" + secret + "&password=" + secret
 	env := map[string]string{"HUB_REDIS_URL": url, "HUB_SHUTDOWN_TIMEOUT": "5s"}
 	hub := hubtest.Serve(t, []string{"serve", "--listen", "127.0.0.1:0"}, env) // the start line is logged before run reports the address
 	_ = hub.Stop()
@@ -205,13 +203,13 @@ func TestServeStartLogHidesSentinelPassword(t *testing.T) {
 
 // With metrics.listen set, /metrics moves to its own listener (no auth) and leaves the main one.
 func TestMetricsListener(t *testing.T) {
-	rs := redistest.Start(t)
-	addr := testutil.FreeAddr(t)
+	rs := rig.StartRedis(t)
+	addr := rig.FreeAddr(t)
 	h, admin := secureHub(t, rs, "HUB_METRICS_LISTEN="+addr)
 	if status, msg := get(t, h.URL, "/metrics", bearer(admin)); status != http.StatusNotFound {
 		t.Errorf("GET /metrics on the main listener = %d, want 404 when metrics.listen is set (%s)", status, msg)
 	}
-	if _, ok := testutil.MetricValue(testutil.Scrape(t, "http://"+addr), "hub_http_rejected_total", "reason=no_token"); !ok {
+	if _, ok := rig.MetricValue(rig.Scrape(t, "http://"+addr), "hub_http_rejected_total", "reason=no_token"); !ok {
 		t.Errorf("GET http://%s/metrics has no hub_http_rejected_total", addr)
 	}
 }
@@ -220,7 +218,7 @@ const testSecret = tokentest.Secret
 
 // secureHub runs the hub with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything.
-func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*hubtest.Hub, string) {
+func secureHub(t *testing.T, rs *rig.Redis, env ...string) (*hubtest.Hub, string) {
 	t.Helper()
 	h := hubtest.Start(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
 	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
@@ -229,7 +227,7 @@ func secureHub(t *testing.T, rs *redistest.Server, env ...string) (*hubtest.Hub,
 // signToken is the HS256 token of these tests (tokentest owns the secret and the signing).
 var signToken = tokentest.Sign
 
-func bearer(tok string) http.Header { return testutil.Bearer(tok) }
+func bearer(tok string) http.Header { return rig.Bearer(tok) }
 
 // get is GET base+path with hdr, for a status and a short answer; the rule tables are internal/server's.
 func get(t testing.TB, base, path string, hdr http.Header) (int, string) {

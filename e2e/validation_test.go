@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // hub publish holds data to docs/schemas as POST /publish does: strict refuses a typo with exit 1 naming the
 // field and stores nothing; warn says so on stderr and publishes; off says nothing. A type without a schema and
 // good data pass every mode.
 func TestCLIPublishValidation(t *testing.T) {
-	rs := redistest.Start(t)
-	prefix := redistest.Prefix(t)
+	rs := rig.StartRedis(t)
+	prefix := rig.Prefix(t)
 	stream := prefix + ":{t}:events"
 	xlen := func() int64 {
 		t.Helper()

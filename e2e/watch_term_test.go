@@ -11,13 +11,13 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // ptyTerm is a pseudo-terminal of cols×rows; what the program writes to TTY is collected from its other side.
 type ptyTerm struct {
 	TTY  *os.File
-	out  *testutil.SyncBuffer
+	out  *rig.SyncBuffer
 	ptmx *os.File
 	read chan struct{}
 }
@@ -31,7 +31,7 @@ func newPTY(t *testing.T, cols, rows uint16) *ptyTerm {
 	if err := pty.Setsize(ptmx, &pty.Winsize{Cols: cols, Rows: rows}); err != nil {
 		t.Fatalf("pty.Setsize: %v", err)
 	}
-	term := &ptyTerm{TTY: tty, out: &testutil.SyncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
+	term := &ptyTerm{TTY: tty, out: &rig.SyncBuffer{}, ptmx: ptmx, read: make(chan struct{})}
 	go func() {
 		defer close(term.read)
 		_, _ = io.Copy(term.out, ptmx) // ends with EIO once the terminal side is closed
@@ -69,7 +69,7 @@ func (term *ptyTerm) waitFrame(t *testing.T, within time.Duration, what string, 
 			t.Logf("last frame while waiting for %s:\n%s", what, strings.Join(lines, "\n"))
 		}
 	})
-	testutil.Eventually(t, within, "the table showing "+what, func() bool {
+	rig.Eventually(t, within, "the table showing "+what, func() bool {
 		_, lines = term.lastFrame()
 		return lines != nil && ok(lines)
 	})

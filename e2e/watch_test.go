@@ -14,15 +14,14 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // In a terminal, hub watch draws a table of the topic's workflows with progress bars, redraws it in place as
 // events come, and after a restart whose history was trimmed meanwhile it handles the hub's reset by reloading
 // the snapshot: a workflow whose only event was trimmed appears. Cancelling it (Ctrl-C) ends it cleanly.
 func TestWatchTableInPTY(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_SSE_RETRY=300ms")
 	const topic = "watch.tty"
 	h.Publish(topic, "progress", `{"workflow":"wf-a","title":"Reindex search","step":"shard 2","progress":0.4,"status":"running","eta_s":120}`)
 	h.Publish(topic, "progress", `{"workflow":"wf-b","title":"Nightly build","step":"tests","progress":0.8,"status":"failed"}`)
@@ -77,14 +76,14 @@ func TestWatchTableInPTY(t *testing.T) {
 	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch after its context ended = %v, want nil (exit 0)", err)
 	}
-	testutil.Eventually(t, 5*time.Second, "the cursor given back at the end", func() bool {
+	rig.Eventually(t, 5*time.Second, "the cursor given back at the end", func() bool {
 		return strings.HasSuffix(term.out.String(), "\x1b[?25h")
 	})
 }
 
 // The hub's own stalled verdict (a health event) marks the row stalled, in bold yellow, until the workflow moves.
 func TestWatchStalledVerdictInPTY(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms")
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_WORKFLOWS_STALL_AFTER=1s", "HUB_WORKFLOWS_SWEEP=100ms")
 	const topic = "watch.stall"
 	term := newPTY(t, 100, 20)
 	hubtest.StartCmd(t, term.TTY, nil, "watch", "--topic", topic, "--url", h.URL)
@@ -107,7 +106,7 @@ func TestWatchStalledVerdictInPTY(t *testing.T) {
 
 // NO_COLOR turns every colour off; the table is still drawn in place.
 func TestWatchNoColor(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	h.Publish("watch.nc", "progress", `{"workflow":"wf-1","progress":0.5,"status":"failed"}`)
 	term := newPTY(t, 80, 20)
 	hubtest.StartCmd(t, term.TTY, []string{"NO_COLOR=1"}, "watch", "--topic", "watch.nc", "--url", h.URL)
@@ -120,17 +119,17 @@ func TestWatchNoColor(t *testing.T) {
 // Off a terminal hub watch prints one line per event: the --history ones first, then live ones, and across a hub
 // restart it resumes from the last event it printed, so an event published meanwhile is printed exactly once.
 func TestWatchPlainLines(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t), "HUB_SSE_RETRY=300ms")
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_SSE_RETRY=300ms")
 	const topic = "watch.plain"
 	h.Publish(topic, "progress", `{"workflow":"wf-0","step":"old","progress":0.1}`)
 	h.Publish(topic, "progress", `{"workflow":"wf-1","step":"compile","progress":0.4,"status":"running"}`)
 	h.Publish(topic, "log", `{"workflow":"wf-1","message":"compiled 12 packages"}`)
-	var out testutil.SyncBuffer
+	var out rig.SyncBuffer
 	w := hubtest.StartCmd(t, &out, nil, "watch", "--topic", topic, "--history", "2", "--url", h.URL)
 	wantLine := regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} ` + regexp.QuoteMeta(topic) + ` `)
 	waitLines := func(n int) []string {
 		t.Helper()
-		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("%d lines from hub watch", n), func() bool { return len(out.Lines()) >= n })
+		rig.Eventually(t, 10*time.Second, fmt.Sprintf("%d lines from hub watch", n), func() bool { return len(out.Lines()) >= n })
 		return out.Lines()
 	}
 	lines := waitLines(2)
@@ -168,16 +167,16 @@ func TestWatchPlainLines(t *testing.T) {
 
 // --json passes each event through as one JSON line with its topic and id, even on a terminal.
 func TestWatchJSON(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	ids := []string{h.Publish("watch.json", "progress", `{"workflow":"w","progress":0.5}`)}
 	term := newPTY(t, 80, 20)
 	w := hubtest.StartCmd(t, term.TTY, nil, "watch", "--topic", "watch.json", "--topic", "watch.json2", "--history", "1", "--json", "--url", h.URL)
 	// The replayed event says the stream is open; the next two are live.
-	testutil.Eventually(t, 10*time.Second, "the replayed event as JSON", func() bool { return strings.Contains(term.out.String(), ids[0]) })
+	rig.Eventually(t, 10*time.Second, "the replayed event as JSON", func() bool { return strings.Contains(term.out.String(), ids[0]) })
 	ids = append(ids, h.Publish("watch.json2", "log", `{"message":"two"}`), h.Publish("watch.json", "progress", `"three"`))
 	// Two streams can hand out the same id in one millisecond: wait for the third event by its topic and id.
 	third := `"topic":"watch.json","id":"` + ids[2] + `"`
-	testutil.Eventually(t, 10*time.Second, "three events as JSON lines", func() bool { return strings.Contains(term.out.String(), third) })
+	rig.Eventually(t, 10*time.Second, "three events as JSON lines", func() bool { return strings.Contains(term.out.String(), third) })
 	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --json = %v, want nil", err)
 	}
@@ -210,7 +209,7 @@ func TestWatchJSON(t *testing.T) {
 
 // hub topics and hub history: JSON when stdout is no terminal, a table on one.
 func TestTopicsAndHistory(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, h.Publish("hist.a", "progress", fmt.Sprintf(`{"workflow":"wf-%d","step":"s%d","progress":0.%d}`, i, i, i+1)))
@@ -222,7 +221,7 @@ func TestTopicsAndHistory(t *testing.T) {
 			t.Fatalf("hub %v = %v; stderr %s", args, err, stderr)
 		}
 	}
-	var out testutil.SyncBuffer
+	var out rig.SyncBuffer
 	runTo(&out, "topics", "--url", h.URL)
 	var list struct {
 		Topics []struct {
@@ -244,7 +243,7 @@ func TestTopicsAndHistory(t *testing.T) {
 	runTo(term.TTY, "topics", "--url", h.URL)
 	rowA := regexp.MustCompile(`hist\.a\s+3\s+` + ids[2] + `\s+\S+ ago`)
 	// The terminal gets the table in pieces: wait for both rows, in whatever order they arrive.
-	testutil.Eventually(t, 5*time.Second, "the topics table", func() bool {
+	rig.Eventually(t, 5*time.Second, "the topics table", func() bool {
 		text := term.out.String()
 		return strings.Contains(text, "hist.b") && rowA.MatchString(text)
 	})
@@ -253,7 +252,7 @@ func TestTopicsAndHistory(t *testing.T) {
 		t.Errorf("hub topics on a terminal =\n%s\nwant a table with hist.a, 3 events, its last id and age", text)
 	}
 
-	out = testutil.SyncBuffer{}
+	out = rig.SyncBuffer{}
 	runTo(&out, "history", "--topic", "hist.a", "--limit", "2", "--url", h.URL)
 	var page struct {
 		Events []struct{ ID, Type string } `json:"events"`
@@ -267,7 +266,7 @@ func TestTopicsAndHistory(t *testing.T) {
 
 	term = newPTY(t, 120, 20)
 	runTo(term.TTY, "history", "--topic", "hist.a", "--after", ids[0], "--url", h.URL)
-	testutil.Eventually(t, 5*time.Second, "the history table", func() bool { return strings.Contains(term.out.String(), ids[2]) })
+	rig.Eventually(t, 5*time.Second, "the history table", func() bool { return strings.Contains(term.out.String(), ids[2]) })
 	text = term.out.String()
 	if !regexp.MustCompile(`ID\s+TIME\s+TYPE\s+WORKFLOW\s+SUMMARY`).MatchString(text) ||
 		!regexp.MustCompile(ids[1]+`\s+\d{4}-\d\d-\d\d \S+\s+progress\s+wf-1\s+s1 · 20%`).MatchString(text) || strings.Contains(text, ids[0]) {
@@ -279,7 +278,7 @@ func TestTopicsAndHistory(t *testing.T) {
 // one the hub's refusal ends them at once with its message.
 func TestWatchToken(t *testing.T) {
 	const secret = "watch-test-secret-0123456789abcdef"
-	h := hubtest.Start(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+secret)
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_AUTH_HMAC_SECRET="+secret)
 	tok, err := auth.Sign([]byte(secret), auth.Grant{Subscribe: []string{"sec.*"}}, auth.Claims{Subject: "watch", TTL: time.Hour}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -297,14 +296,14 @@ func TestWatchToken(t *testing.T) {
 		t.Errorf("hub watch without a token = %v, want the 401 at once", err)
 	}
 
-	var out testutil.SyncBuffer
+	var out rig.SyncBuffer
 	w := hubtest.StartCmd(t, &out, nil, "watch", "--topic", "sec.one", "--history", "1", "--token-file", file, "--url", h.URL)
-	testutil.Eventually(t, 10*time.Second, "the event through --token-file", func() bool { return strings.Contains(out.String(), "w kept") })
+	rig.Eventually(t, 10*time.Second, "the event through --token-file", func() bool { return strings.Contains(out.String(), "w kept") })
 	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --token-file = %v", err)
 	}
 
-	out = testutil.SyncBuffer{}
+	out = rig.SyncBuffer{}
 	stderr, err := hubtest.RunCmd(t, &out, []string{"MY_HUB_TOKEN=" + tok}, "history", "--topic", "sec.one", "--token-env", "MY_HUB_TOKEN", "--url", h.URL)
 	if err != nil || !strings.Contains(out.String(), `"step":"kept"`) {
 		t.Errorf("hub history --token-env = %v (stderr %s), printed %q", err, stderr, out.String())

@@ -12,7 +12,7 @@ import (
 
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 func mustSubscribe(t *testing.T, h *Hub, topics ...string) *Subscription {
@@ -294,7 +294,7 @@ func TestChurn(t *testing.T) {
 			}
 		}()
 	}
-	testutil.Eventually(t, 5*time.Second, "100 subscriptions made during churn", func() bool { return made.Load() >= 100 })
+	rig.Eventually(t, 5*time.Second, "100 subscriptions made during churn", func() bool { return made.Load() >= 100 })
 	h.Close()
 	close(stop)
 	wg.Wait()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // presenceStore is an in-memory PresenceStore that records every write.
@@ -192,7 +192,7 @@ func TestPresenceDebouncesABurstIntoFewWrites(t *testing.T) {
 	for i := range 200 {
 		subs = append(subs, subscribeAs(t, h, Viewer{User: []string{"alice", "bob", ""}[i%3]}, "t"))
 	}
-	testutil.Eventually(t, 5*time.Second, "the entry counts 200 streams", func() bool {
+	rig.Eventually(t, 5*time.Second, "the entry counts 200 streams", func() bool {
 		e, ok := st.entry("t", "h1")
 		return ok && e.Count == 200 && slices.Equal(e.Users, []string{"alice", "bob"})
 	})
@@ -202,7 +202,7 @@ func TestPresenceDebouncesABurstIntoFewWrites(t *testing.T) {
 	for _, s := range subs {
 		s.Close()
 	}
-	testutil.Eventually(t, 5*time.Second, "the entry is removed", func() bool {
+	rig.Eventually(t, 5*time.Second, "the entry is removed", func() bool {
 		_, ok := st.entry("t", "h1")
 		return !ok
 	})
@@ -222,7 +222,7 @@ func TestPresenceIdleCostIsPerHub(t *testing.T) {
 	for i := range 300 {
 		subscribeAs(t, h, Viewer{User: "alice"}, fmt.Sprintf("t%d", i))
 	}
-	testutil.Eventually(t, 10*time.Second, "the 300 entries are written", func() bool {
+	rig.Eventually(t, 10*time.Second, "the 300 entries are written", func() bool {
 		for i := range 300 {
 			if _, ok := st.entry(fmt.Sprintf("t%d", i), "h1"); !ok {
 				return false
@@ -231,7 +231,7 @@ func TestPresenceIdleCostIsPerHub(t *testing.T) {
 		return true
 	})
 	entries0, alives0 := st.writes()
-	testutil.Eventually(t, 20*time.Second, "ten intervals pass", func() bool {
+	rig.Eventually(t, 20*time.Second, "ten intervals pass", func() bool {
 		_, alives := st.writes()
 		return alives >= alives0+10
 	})
@@ -262,17 +262,17 @@ func TestPresenceRetriesWhatFailedAtTheNextInterval(t *testing.T) {
 	runPresence(t, h, st, PresenceConfig{Hub: "h1", Interval: 50 * time.Millisecond, Expiry: time.Minute,
 		Debounce: 10 * time.Millisecond})
 	gone := subscribeAs(t, h, Viewer{User: "alice"}, "gone")
-	testutil.Eventually(t, 5*time.Second, "gone's entry is written", func() bool { _, ok := st.entry("gone", "h1"); return ok })
+	rig.Eventually(t, 5*time.Second, "gone's entry is written", func() bool { _, ok := st.entry("gone", "h1"); return ok })
 	st.setDown(true)
 	gone.Close()
 	subscribeAs(t, h, Viewer{User: "bob"}, "new")
 	// the debounced write and removal fail, then the retries of the intervals after
-	testutil.Eventually(t, 5*time.Second, "writes refused at a few intervals", func() bool { return st.refusals() >= 6 })
+	rig.Eventually(t, 5*time.Second, "writes refused at a few intervals", func() bool { return st.refusals() >= 6 })
 	if _, ok := st.entry("new", "h1"); ok {
 		t.Fatal("an entry was written while the store refused writes")
 	}
 	st.setDown(false)
-	testutil.Eventually(t, 5*time.Second, "new's entry written and gone's removed", func() bool {
+	rig.Eventually(t, 5*time.Second, "new's entry written and gone's removed", func() bool {
 		e, ok := st.entry("new", "h1")
 		_, stale := st.entry("gone", "h1")
 		return ok && e.Count == 1 && !stale
@@ -288,15 +288,15 @@ func TestPresenceReTouchesEntriesAndRewritesThemAfterALapse(t *testing.T) {
 		Hold:     2 * time.Second,
 		Debounce: 10 * time.Millisecond})
 	subscribeAs(t, h, Viewer{User: "alice"}, "t")
-	testutil.Eventually(t, 5*time.Second, "the entry is written", func() bool { _, ok := st.entry("t", "h1"); return ok })
+	rig.Eventually(t, 5*time.Second, "the entry is written", func() bool { _, ok := st.entry("t", "h1"); return ok })
 	first, _ := st.entry("t", "h1")
-	testutil.Eventually(t, 10*time.Second, "the entry is re-touched with a later deadline", func() bool {
+	rig.Eventually(t, 10*time.Second, "the entry is re-touched with a later deadline", func() bool {
 		e, _ := st.entry("t", "h1")
 		return e.Deadline.After(first.Deadline)
 	})
 	_ = st.Gone(context.Background(), "h1") // as a reader that found the record dead
 	_ = st.DropPresence(context.Background(), "t", "h1")
-	testutil.Eventually(t, 5*time.Second, "the entry is written again", func() bool { _, ok := st.entry("t", "h1"); return ok })
+	rig.Eventually(t, 5*time.Second, "the entry is written again", func() bool { _, ok := st.entry("t", "h1"); return ok })
 }
 
 // TestPresenceTotalAddsHubsAndFramesFollowChanges: the total adds other hubs' live entries to this hub's own
@@ -323,7 +323,7 @@ func TestPresenceTotalAddsHubsAndFramesFollowChanges(t *testing.T) {
 	}
 	frame := func(s *Subscription) map[string]any {
 		var got map[string]any
-		testutil.Eventually(t, 5*time.Second, "a presence frame", func() bool {
+		rig.Eventually(t, 5*time.Second, "a presence frame", func() bool {
 			for _, ev := range s.Take(nil, 10) {
 				if ev.Type == PresenceType && !ev.Stored() {
 					got = nil
@@ -344,7 +344,7 @@ func TestPresenceTotalAddsHubsAndFramesFollowChanges(t *testing.T) {
 		t.Errorf("a stream that did not ask for frames got %d events", len(evs))
 	}
 	quiet.Close() // dave leaves: the count and the users change
-	testutil.Eventually(t, 5*time.Second, "a frame without dave", func() bool {
+	rig.Eventually(t, 5*time.Second, "a frame without dave", func() bool {
 		for _, ev := range seer.Take(nil, 10) {
 			var got Total
 			if json.Unmarshal(ev.Data, &got) == nil && got.Count == 4 && !slices.Contains(got.Users, "dave") {

@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 func resetOf(topic, reason, oldest string) string {
@@ -257,7 +257,7 @@ func startWaitsForTheLiveFeed(t *testing.T) {
 	sink := &recSink{}
 	errc := make(chan error, 1)
 	go func() { errc <- s.Start(context.Background(), []From{{Set: true}}, sink) }()
-	testutil.Eventually(t, 5*time.Second, "Sink.Idle while Start waits for Follow's ready", func() bool { return sink.idleCount() >= 2 })
+	rig.Eventually(t, 5*time.Second, "Sink.Idle while Start waits for Follow's ready", func() bool { return sink.idleCount() >= 2 })
 	if n := len(sink.got()); n != 0 {
 		t.Fatalf("Start delivered %d events before the live feed was ready, want 0", n)
 	}

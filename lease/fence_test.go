@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -88,7 +88,7 @@ func TestMetricsCountTransitions(t *testing.T) {
 		{"agent7_lease_fence_total", "admitted", 1},
 		{"agent7_lease_fence_total", "stale", 1},
 	} {
-		if got, ok := testutil.MetricValue(testutil.Gather(t, reg), want.metric, "outcome="+want.outcome); !ok || got != want.n {
+		if got, ok := rig.MetricValue(rig.Gather(t, reg), want.metric, "outcome="+want.outcome); !ok || got != want.n {
 			t.Errorf("%s{outcome=%q} = %v, want %v", want.metric, want.outcome, got, want.n)
 		}
 	}

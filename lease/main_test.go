@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -63,9 +63,9 @@ func (r *recorder) has(state string) bool {
 // setup returns a client on a fresh server (real when installed) and options with a unique prefix and short times.
 func setup(t *testing.T) (*redis.Client, lease.Options) {
 	t.Helper()
-	srv := redistest.Start(t)
+	srv := rig.StartRedis(t)
 	return srv.Client(), lease.Options{
-		TTL: 300 * time.Millisecond, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(),
+		TTL: 300 * time.Millisecond, Prefix: rig.Prefix(t) + ":lease:", Holder: t.Name(),
 	}
 }
 

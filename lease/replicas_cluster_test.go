@@ -12,27 +12,26 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
 // On a cluster the script and its WAIT go to the master of the key's slot, for keys on every master: each grant is
 // on that master's replica when it returns, and asking for more replicas than a master has undoes the grant.
 func TestMinReplicasOnACluster(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 1, time.Second)
+	c := rig.StartCluster(t, 3, 1, time.Second)
 	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	defer rdb.Close()
 	ctx := context.Background()
-	prefix := redistest.Prefix(t) + ":lease:"
+	prefix := rig.Prefix(t) + ":lease:"
 	one := newLocker(t, rdb, lease.Options{TTL: 5 * time.Second, Prefix: prefix, Holder: t.Name(), MinReplicas: 1})
 	two := newLocker(t, rdb, lease.Options{TTL: 5 * time.Second, Prefix: prefix, Holder: t.Name(), MinReplicas: 2,
 		ReplicaTimeout: 100 * time.Millisecond})
 	masters := map[string]bool{}
 	for i := 0; i < 50 && len(masters) < 3; i++ {
 		key := fmt.Sprintf("k%d", i)
-		var master, replica *redistest.Server
-		testutil.Eventually(t, 30*time.Second, "the master of "+key+" and its replica are known", func() bool {
+		var master, replica *rig.Redis
+		rig.Eventually(t, 30*time.Second, "the master of "+key+" and its replica are known", func() bool {
 			master, replica = c.MasterOf(prefix + "{" + key + "}")
 			return master != nil && replica != nil
 		})

@@ -11,8 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -20,11 +19,11 @@ import (
 // returns clients of both once the replica is in sync.
 func slowReplica(t *testing.T, delay time.Duration) (master, replica *redis.Client) {
 	t.Helper()
-	m := redistest.StartReal(t, redistest.Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
-	link := redistest.StartLink(t, m.Addr, delay)
+	m := rig.StartRedisWith(t, rig.RedisOptions{Args: []string{"--repl-diskless-sync-delay", "0"}})
+	link := rig.StartLink(t, m.Addr, delay)
 	host, port, _ := net.SplitHostPort(link.Addr)
-	r := redistest.StartReal(t, redistest.Options{Args: []string{"--replicaof", host, port}})
-	if err := redistest.WaitInSync(r.Addr, "", 15*time.Second); err != nil {
+	r := rig.StartRedisWith(t, rig.RedisOptions{Args: []string{"--replicaof", host, port}})
+	if err := rig.WaitInSync(r.Addr, "", 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return m.Client(), r.Client()
@@ -36,7 +35,7 @@ func TestMinReplicasGrantIsOnTheReplicaWhenItReturns(t *testing.T) {
 	master, replica := slowReplica(t, 150*time.Millisecond)
 	ctx := context.Background()
 	for _, n := range []int{0, 1} {
-		o := lease.Options{TTL: 5 * time.Second, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(), MinReplicas: n}
+		o := lease.Options{TTL: 5 * time.Second, Prefix: rig.Prefix(t) + ":lease:", Holder: t.Name(), MinReplicas: n}
 		l := newLocker(t, master, o)
 		ls, err := l.TryAcquire(ctx, "k")
 		if err != nil {
@@ -67,10 +66,10 @@ func TestMinReplicasGrantIsOnTheReplicaWhenItReturns(t *testing.T) {
 // A grant that no replica acknowledges is undone: TryAcquire fails with ErrUnreplicated, the key is free again,
 // the fence counter keeps its increment, and the outcome is counted. Once a replica is back, grants go on.
 func TestMinReplicasUndoesAnUnreplicatedGrant(t *testing.T) {
-	m, r := redistest.StartPair(t)
+	m, r := rig.StartRedisPair(t)
 	r.Kill()
 	reg := prometheus.NewRegistry()
-	o := lease.Options{TTL: 5 * time.Second, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(),
+	o := lease.Options{TTL: 5 * time.Second, Prefix: rig.Prefix(t) + ":lease:", Holder: t.Name(),
 		MinReplicas: 1, ReplicaTimeout: 100 * time.Millisecond, Metrics: lease.NewMetrics(reg, "agent")}
 	master := m.Client()
 	l := newLocker(t, master, o)
@@ -82,13 +81,13 @@ func TestMinReplicasUndoesAnUnreplicatedGrant(t *testing.T) {
 	if n, _ := master.Exists(ctx, o.Prefix+"{k}").Result(); n != 0 {
 		t.Fatalf("the lease key exists after an unreplicated grant; want it undone")
 	}
-	if got, ok := testutil.MetricValue(testutil.Gather(t, reg), "agent_lease_acquire_total", "outcome=unreplicated"); !ok || got != 1 {
+	if got, ok := rig.MetricValue(rig.Gather(t, reg), "agent_lease_acquire_total", "outcome=unreplicated"); !ok || got != 1 {
 		t.Fatalf(`agent_lease_acquire_total{outcome="unreplicated"} = %v, want 1`, got)
 	}
 	if err := r.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := redistest.WaitInSync(r.Addr, "", 15*time.Second); err != nil {
+	if err := rig.WaitInSync(r.Addr, "", 15*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ls, err = l.TryAcquire(ctx, "k")
@@ -101,10 +100,10 @@ func TestMinReplicasUndoesAnUnreplicatedGrant(t *testing.T) {
 // A renewal that no replica acknowledges does not move the lease's deadline: with the replica gone the lease
 // expires by its TTL, though the master itself renewed the key.
 func TestMinReplicasRenewalNeedsTheReplica(t *testing.T) {
-	m, r := redistest.StartPair(t)
+	m, r := rig.StartRedisPair(t)
 	// A 3 s TTL gives the first grant's WAIT a second (TTL/3, at most 1 s): a third of a 1 s TTL missed the live
 	// replica on a loaded CI machine.
-	o := lease.Options{TTL: 3 * time.Second, Prefix: redistest.Prefix(t) + ":lease:", Holder: t.Name(), MinReplicas: 1}
+	o := lease.Options{TTL: 3 * time.Second, Prefix: rig.Prefix(t) + ":lease:", Holder: t.Name(), MinReplicas: 1}
 	l := newLocker(t, m.Client(), o)
 	ls, err := l.TryAcquire(context.Background(), "k")
 	if err != nil {

@@ -10,8 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -30,8 +29,8 @@ func TestWatchdogStopsOnRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Acquire: %v", err)
 	}
-	testutil.Eventually(t, 10*time.Second, "two renewals", func() bool {
-		v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_lease_renew_total", "outcome=renewed")
+	rig.Eventually(t, 10*time.Second, "two renewals", func() bool {
+		v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_lease_renew_total", "outcome=renewed")
 		return v >= 2
 	})
 	if err := ls.Release(context.Background()); err != nil {
@@ -59,7 +58,7 @@ func TestWatchdogStopsAndReleasesOnContextCancel(t *testing.T) {
 		t.Fatalf("Context cause = %v, want context.Canceled", context.Cause(ls.Context()))
 	}
 	// The key is freed at once, not after the TTL.
-	testutil.Eventually(t, time.Second, "key free after cancel", func() bool {
+	rig.Eventually(t, time.Second, "key free after cancel", func() bool {
 		other, err := l.TryAcquire(context.Background(), "k")
 		if err != nil {
 			return false
@@ -100,11 +99,11 @@ func TestWatchdogNoticesTakenKey(t *testing.T) {
 	if err := ls.Release(ctx); !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("Release = %v, want ErrLost", err)
 	}
-	fams := testutil.Gather(t, reg)
-	if taken, _ := testutil.MetricValue(fams, "hub_lease_lost_total", "reason=taken"); taken != 1 {
+	fams := rig.Gather(t, reg)
+	if taken, _ := rig.MetricValue(fams, "hub_lease_lost_total", "reason=taken"); taken != 1 {
 		t.Errorf("hub_lease_lost_total{reason=taken} = %v, want 1", taken)
 	}
-	if expired, ok := testutil.MetricValue(fams, "hub_lease_lost_total", "reason=expired"); !ok || expired != 0 {
+	if expired, ok := rig.MetricValue(fams, "hub_lease_lost_total", "reason=expired"); !ok || expired != 0 {
 		t.Errorf("hub_lease_lost_total{reason=expired} = %v (present %v), want 0 from the start", expired, ok)
 	}
 	if v, _ := c.Get(ctx, o.Prefix+"{k}").Result(); v != "someone-else" {
@@ -117,10 +116,10 @@ func TestWatchdogNoticesTakenKey(t *testing.T) {
 }
 
 func TestRedisOutageLongerThanTTLMarksLeaseLost(t *testing.T) {
-	srv := redistest.StartReal(t, redistest.Options{})
+	srv := rig.StartRedisWith(t, rig.RedisOptions{})
 	c := srv.Client()
 	rec := &recorder{}
-	o := lease.Options{TTL: 300 * time.Millisecond, Prefix: redistest.Prefix(t) + ":lease:", Announcer: rec}
+	o := lease.Options{TTL: 300 * time.Millisecond, Prefix: rig.Prefix(t) + ":lease:", Announcer: rec}
 	l := newLocker(t, c, o)
 	ctx := context.Background()
 	ls, err := l.Acquire(ctx, "k")
@@ -150,7 +149,7 @@ func TestRedisOutageLongerThanTTLMarksLeaseLost(t *testing.T) {
 		t.Fatalf("Release after the outage = %v, want ErrExpired", err)
 	}
 	var next *lease.Lease
-	testutil.Eventually(t, 2*time.Second, "a new lease after the restart", func() bool {
+	rig.Eventually(t, 2*time.Second, "a new lease after the restart", func() bool {
 		next, err = l.TryAcquire(ctx, "k")
 		return err == nil
 	})

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/workflow"
 )
@@ -50,7 +50,7 @@ func TestBackoffDoublesUpToItsCap(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 20*time.Second, "seven tries", func() bool { return len(rc.tries()) >= tries })
+	rig.Eventually(t, 20*time.Second, "seven tries", func() bool { return len(rc.tries()) >= tries })
 	at := rc.tries()
 	step := first
 	for k := 1; k < tries; k++ {

@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/workflow"
@@ -60,8 +59,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	rs := redistest.Start(t)
-	return &fixture{out: pubsub.NewOutbox(rs.Client(), redistest.Prefix(t))}
+	rs := rig.StartRedis(t)
+	return &fixture{out: pubsub.NewOutbox(rs.Client(), rig.Prefix(t))}
 }
 
 // run starts a dispatcher and stops it when the test ends.
@@ -106,9 +105,9 @@ func TestDeliveryRetriedUntilAcceptedWithOneDeliveryID(t *testing.T) {
 	if err := d.Notify(context.Background(), n); err != nil { // a second replica queuing the same occurrence
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "four tries", func() bool { return len(rc.requests()) >= 4 })
+	rig.Eventually(t, 10*time.Second, "four tries", func() bool { return len(rc.requests()) >= 4 })
 	pending := func() bool { n, err := f.out.Pending(context.Background()); return err == nil && n == 0 }
-	testutil.Eventually(t, 5*time.Second, "outbox empty", pending)
+	rig.Eventually(t, 5*time.Second, "outbox empty", pending)
 	got := rc.requests()
 	if len(got) != 4 {
 		t.Fatalf("receiver got %d requests, want 3 failures and 1 success", len(got))
@@ -151,7 +150,7 @@ func TestRefusedDeliveryIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dead []string
-	testutil.Eventually(t, 5*time.Second, "a dead letter", func() bool {
+	rig.Eventually(t, 5*time.Second, "a dead letter", func() bool {
 		ms, err := f.out.DeadLetters(context.Background(), 10)
 		dead = dead[:0]
 		for _, m := range ms {
@@ -176,7 +175,7 @@ func TestThrottledDeliveryIsRetried(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "429, 408, then delivered", func() bool { return len(rc.requests()) == 3 })
+	rig.Eventually(t, 5*time.Second, "429, 408, then delivered", func() bool { return len(rc.requests()) == 3 })
 }
 
 // A receiver that is down for a while gets the delivery once it is back, at the same address.
@@ -197,7 +196,7 @@ func TestDeliveryWaitsForReceiverToComeBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(down) // the outage itself: nothing to wait for but the clock
-	retried, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_notify_deliveries_total", "outcome=retried")
+	retried, _ := rig.MetricValue(rig.Gather(t, reg), "hub_notify_deliveries_total", "outcome=retried")
 	if retried < 4 {
 		t.Errorf("tries during a minute down = %v, want the backoff to have tried at least 4 times", retried)
 	}
@@ -209,7 +208,7 @@ func TestDeliveryWaitsForReceiverToComeBack(t *testing.T) {
 	srv := &http.Server{Handler: rc}
 	go srv.Serve(ln)
 	defer srv.Close()
-	testutil.Eventually(t, backoffMax+5*time.Second, "delivery after the receiver came back", func() bool { return len(rc.requests()) == 1 })
+	rig.Eventually(t, backoffMax+5*time.Second, "delivery after the receiver came back", func() bool { return len(rc.requests()) == 1 })
 	t.Logf("delivered after a minute down, %v tries failed before", retried)
 }
 
@@ -229,7 +228,7 @@ func TestAbandonedDeliveryIsTakenOver(t *testing.T) {
 		t.Fatalf("Claim by the replica about to die = %v, %v; want 1 delivery", cs, err)
 	}
 	f.run(t, notify.Config{Webhooks: hooks, Consumer: "hub-b", Timeout: 100 * time.Millisecond, ClaimAfter: 300 * time.Millisecond})
-	testutil.Eventually(t, 10*time.Second, "the other replica's delivery", func() bool { return len(rc.requests()) == 1 })
+	rig.Eventually(t, 10*time.Second, "the other replica's delivery", func() bool { return len(rc.requests()) == 1 })
 }
 
 func TestRedirectToAnotherHostIsNotFollowed(t *testing.T) {
@@ -245,7 +244,7 @@ func TestRedirectToAnotherHostIsNotFollowed(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "a dead letter for the redirect", func() bool {
+	rig.Eventually(t, 5*time.Second, "a dead letter for the redirect", func() bool {
 		ms, err := f.out.DeadLetters(context.Background(), 10)
 		return err == nil && len(ms) == 1
 	})
@@ -263,7 +262,7 @@ func TestRetriesEndInADeadLetter(t *testing.T) {
 	if err := d.Notify(context.Background(), note(workflow.Failed)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "a dead letter after retry_for", func() bool {
+	rig.Eventually(t, 5*time.Second, "a dead letter after retry_for", func() bool {
 		ms, err := f.out.DeadLetters(context.Background(), 10)
 		return err == nil && len(ms) == 1 && strings.Contains(ms[0].Values["reason"].(string), "gave up")
 	})
@@ -285,7 +284,7 @@ func TestSlackFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testutil.Eventually(t, 5*time.Second, "one slack message", func() bool { return len(rc.requests()) == 1 })
+	rig.Eventually(t, 5*time.Second, "one slack message", func() bool { return len(rc.requests()) == 1 })
 	var msg struct{ Text string }
 	if err := json.Unmarshal(rc.requests()[0].body, &msg); err != nil {
 		t.Fatal(err)

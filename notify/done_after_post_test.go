@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/workflow"
 )
@@ -78,11 +78,11 @@ func TestDeliveryIsDoneOnlyAfterItsPOSTSucceeded(t *testing.T) {
 	<-ended
 	f.run(t, notify.Config{Webhooks: hooks, Consumer: "hub-b", Timeout: 100 * time.Millisecond,
 		ClaimAfter: 300 * time.Millisecond})
-	testutil.Eventually(t, 10*time.Second, "the other replica's delivery", func() bool { return len(rc.seen()) == 2 })
+	rig.Eventually(t, 10*time.Second, "the other replica's delivery", func() bool { return len(rc.seen()) == 2 })
 	if ids := rc.seen(); ids[0] != ids[1] || ids[0] == "" {
 		t.Errorf("X-Hub-Delivery of the two tries = %q, want one id", ids)
 	}
-	testutil.Eventually(t, 5*time.Second, "outbox empty", func() bool {
+	rig.Eventually(t, 5*time.Second, "outbox empty", func() bool {
 		n, err := f.out.Pending(context.Background())
 		return err == nil && n == 0
 	})

@@ -14,8 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/workflow"
@@ -70,10 +69,10 @@ func floodNote(topic string, i int, data string) workflow.Notification {
 
 func floodFixture(t *testing.T, rc http.Handler, cfg notify.Config) (*notify.Dispatcher, *pubsub.Outbox, *prometheus.Registry) {
 	t.Helper()
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
-	f := &fixture{out: pubsub.NewOutbox(rs.Client(), redistest.Prefix(t))}
+	f := &fixture{out: pubsub.NewOutbox(rs.Client(), rig.Prefix(t))}
 	reg := prometheus.NewRegistry()
 	cfg.Webhooks = []notify.Webhook{{URL: srv.URL}}
 	cfg.Metrics = notify.NewMetrics(reg)
@@ -102,7 +101,7 @@ func TestFloodOnOneTopicDoesNotDelayAnotherTopicsFirstAlert(t *testing.T) {
 	if err := d.Notify(ctx, floodNote("project.2", 0, `{"status":"failed"}`)); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 20*time.Second, "project.2's first alert delivered", func() bool {
+	rig.Eventually(t, 20*time.Second, "project.2's first alert delivered", func() bool {
 		_, _, ok := rc.first("project.2")
 		return ok
 	})
@@ -110,7 +109,7 @@ func TestFloodOnOneTopicDoesNotDelayAnotherTopicsFirstAlert(t *testing.T) {
 		t.Errorf("project.2's first alert came %v after it was queued, behind the flood; want within 5 s", at.Sub(sent))
 	}
 	// Every failure of the flood is accounted for by the deliveries that carried it.
-	testutil.Eventually(t, 60*time.Second, "the flood's deliveries account for every failure", func() bool {
+	rig.Eventually(t, 60*time.Second, "the flood's deliveries account for every failure", func() bool {
 		total := 0
 		for _, n := range rc.all() {
 			if n.Topic == "project.1" {
@@ -139,7 +138,7 @@ func TestFloodOnOneTopicDoesNotDelayAnotherTopicsFirstAlert(t *testing.T) {
 		t.Errorf("folded delivery (coalesced %d) names workflows %v; want some of the flood's, at most 51",
 			folded.Coalesced, folded.Workflows)
 	}
-	fams := testutil.Gather(t, reg)
+	fams := rig.Gather(t, reg)
 	deliveries := 0
 	for _, n := range rc.all() {
 		if n.Topic == "project.1" {
@@ -147,11 +146,11 @@ func TestFloodOnOneTopicDoesNotDelayAnotherTopicsFirstAlert(t *testing.T) {
 		}
 	}
 	// A folded notification is counted when folded, though it may later be sent at the head of the next delivery.
-	if v, _ := testutil.MetricValue(fams, "hub_notify_coalesced_total"); v < float64(flood-deliveries) || v > flood-1 {
+	if v, _ := rig.MetricValue(fams, "hub_notify_coalesced_total"); v < float64(flood-deliveries) || v > flood-1 {
 		t.Errorf("hub_notify_coalesced_total = %v, want from %d to %d (%d failures in %d deliveries)",
 			v, flood-deliveries, flood-1, flood, deliveries)
 	}
-	if v, _ := testutil.MetricValue(fams, "hub_notify_data_truncated_total"); v != flood {
+	if v, _ := rig.MetricValue(fams, "hub_notify_data_truncated_total"); v != flood {
 		t.Errorf("hub_notify_data_truncated_total = %v, want %d", v, flood)
 	}
 }
@@ -170,12 +169,12 @@ func TestOutboxAndRetrySetStayUnderMaxPending(t *testing.T) {
 			t.Fatalf("after %d failures on as many topics the outbox holds %d deliveries; want at most max_pending 20", i+1, n)
 		}
 	}
-	testutil.Eventually(t, 30*time.Second, "the 20 deliveries tried once and waiting for a retry", func() bool {
+	rig.Eventually(t, 30*time.Second, "the 20 deliveries tried once and waiting for a retry", func() bool {
 		n, _ := out.Pending(ctx)
 		return len(rc.all()) >= 20 && n <= 20
 	})
-	fams := testutil.Gather(t, reg)
-	if v, _ := testutil.MetricValue(fams, "hub_notify_dropped_total", "reason=outbox_full"); v != 180 {
+	fams := rig.Gather(t, reg)
+	if v, _ := rig.MetricValue(fams, "hub_notify_dropped_total", "reason=outbox_full"); v != 180 {
 		t.Errorf("hub_notify_dropped_total{reason=outbox_full} = %v, want 180", v)
 	}
 }

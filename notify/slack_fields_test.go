@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/notify"
 	"github.com/syncverse/hub/workflow"
 )
@@ -26,7 +26,7 @@ func TestSlackTextReadsFieldsWithExactCase(t *testing.T) {
 	if err := d.Notify(context.Background(), n); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "one slack message", func() bool { return len(rc.requests()) == 1 })
+	rig.Eventually(t, 5*time.Second, "one slack message", func() bool { return len(rc.requests()) == 1 })
 	var msg struct {
 		Text string `json:"text"`
 	}

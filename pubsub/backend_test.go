@@ -11,41 +11,41 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // backend is one Redis server for one test, with a key prefix no other test uses.
 type backend struct {
 	rdb    *redis.Client
-	rs     *redistest.Server // nil for the explicit miniredis run
+	rs     *rig.Redis // nil for the explicit miniredis run
 	real   bool
 	prefix string
 	keys   Keys
 }
 
-// forBackends runs fn against the server redistest.Start gives (a real redis-server when installed) and against
+// forBackends runs fn against the server rig.Start gives (a real redis-server when installed) and against
 // miniredis, so one test body covers both.
 func forBackends(t *testing.T, fn func(t *testing.T, b *backend)) {
 	t.Run("redis", func(t *testing.T) {
-		rs := redistest.Start(t)
-		p := redistest.Prefix(t)
+		rs := rig.StartRedis(t)
+		p := rig.Prefix(t)
 		fn(t, &backend{rdb: rs.Client(), rs: rs, real: rs.Real(), prefix: p, keys: Keys{Prefix: p}})
 	})
 	t.Run("miniredis", func(t *testing.T) {
 		m := miniredis.RunT(t)
 		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		t.Cleanup(func() { _ = c.Close() })
-		p := redistest.Prefix(t)
+		p := rig.Prefix(t)
 		fn(t, &backend{rdb: c, prefix: p, keys: Keys{Prefix: p}})
 	})
 }
 
 // realBackend is a backend on a real redis-server, for what miniredis cannot do (CLIENT KILL, trimming by age). It
-// skips the test when redis-server is not installed, and fails it under CI, as redistest.StartReal does.
+// skips the test when redis-server is not installed, and fails it under CI, as rig.StartReal does.
 func realBackend(t *testing.T) *backend {
 	t.Helper()
-	rs := redistest.StartReal(t, redistest.Options{})
-	p := redistest.Prefix(t)
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	p := rig.Prefix(t)
 	return &backend{rdb: rs.Client(), rs: rs, real: true, prefix: p, keys: Keys{Prefix: p}}
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 func benchData(n int) []byte {
@@ -18,10 +18,10 @@ func benchData(n int) []byte {
 // BenchmarkReplay10000 reads 10,000 stored events the way a resuming client's replay does: pages of 1,000 (the hub's
 // ReplayPage), each after the last id of the one before. One op is the whole replay.
 func BenchmarkReplay10000(b *testing.B) {
-	srv := redistest.Start(b)
+	srv := rig.StartRedis(b)
 	rdb := srv.Client()
 	ctx := context.Background()
-	prefix := redistest.Prefix(b)
+	prefix := rig.Prefix(b)
 	pub := NewPublisher(rdb, PublisherConfig{Prefix: prefix, MaxLen: 20000})
 	msgs := make([]Message, 0, 1000)
 	for i := range 10000 {
@@ -62,10 +62,10 @@ func BenchmarkReplay10000(b *testing.B) {
 func BenchmarkPublishBatch(b *testing.B) {
 	for _, keyed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("keys=%v", keyed), func(b *testing.B) {
-			srv := redistest.Start(b)
+			srv := rig.StartRedis(b)
 			rdb := srv.Client()
 			ctx := context.Background()
-			pub := NewPublisher(rdb, PublisherConfig{Prefix: redistest.Prefix(b)})
+			pub := NewPublisher(rdb, PublisherConfig{Prefix: rig.Prefix(b)})
 			msgs := make([]Message, 256)
 			for i := range msgs {
 				msgs[i] = Message{Topic: "project.42", Data: benchData(i)}
@@ -94,9 +94,9 @@ func BenchmarkPublishBatch(b *testing.B) {
 func BenchmarkPublishOne(b *testing.B) {
 	for _, keyed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("keys=%v", keyed), func(b *testing.B) {
-			srv := redistest.Start(b)
+			srv := rig.StartRedis(b)
 			ctx := context.Background()
-			pub := NewPublisher(srv.Client(), PublisherConfig{Prefix: redistest.Prefix(b)})
+			pub := NewPublisher(srv.Client(), PublisherConfig{Prefix: rig.Prefix(b)})
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
@@ -117,7 +117,7 @@ func BenchmarkPublishOne(b *testing.B) {
 
 // reportScriptTime reports the real server's own time per script run (INFO commandstats), which a busy machine's
 // scheduling of the benchmark's client does not blur as much as the throughput.
-func reportScriptTime(b *testing.B, srv *redistest.Server) {
+func reportScriptTime(b *testing.B, srv *rig.Redis) {
 	if !srv.Real() {
 		return
 	}

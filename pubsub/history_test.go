@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 func idsOf(evs []*hub.Event) []string {
@@ -49,7 +49,7 @@ func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 		}
 		// A replay skips them quietly; the Subscriber's read (every entry once) counts them.
 		for _, r := range []string{dropBadType, dropInvalidJSON, dropTooLarge} {
-			if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_events_dropped_total", "reason="+r); v != 0 {
+			if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_events_dropped_total", "reason="+r); v != 0 {
 				t.Errorf("hub_events_dropped_total{reason=%s} = %v after a replay Read, want 0", r, v)
 			}
 		}
@@ -57,7 +57,7 @@ func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 			t.Errorf("readRaw(after %s) examined up to %s, %v; want %s", a, examined, err, d)
 		}
 		for _, r := range []string{dropBadType, dropInvalidJSON, dropTooLarge} {
-			if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_events_dropped_total", "reason="+r); v != 1 {
+			if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_events_dropped_total", "reason="+r); v != 1 {
 				t.Errorf("hub_events_dropped_total{reason=%s} = %v after the Subscriber's read, want 1", r, v)
 			}
 		}
@@ -274,7 +274,7 @@ func TestStoreSnapshot(t *testing.T) {
 		if err := json.Unmarshal(snap.Locks["deploy"], &env); err != nil || env.ID != lk {
 			t.Errorf("Snapshot lock deploy = %s, want the envelope of %s", snap.Locks["deploy"], lk)
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_events_dropped_total", "reason="+dropInvalidJSON); v != 1 {
+		if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_events_dropped_total", "reason="+dropInvalidJSON); v != 1 {
 			t.Errorf("hub_events_dropped_total{invalid_json} = %v after a broken snapshot field, want 1", v)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // TestPublishIdempotencyKeyStoresOnce: the same key published twice stores one event, delivers it once and answers
@@ -42,7 +42,7 @@ func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
 		if ids := b.streamIDs(t, "t"); !slices.Equal(ids, []string{first.ID, after}) {
 			t.Errorf("stream holds %q, want %q", ids, []string{first.ID, after})
 		}
-		testutil.WantByLabel(t, testutil.Gather(t, reg), "hub_publish_total", "outcome", map[string]float64{"ok": 2, "duplicate": 1})
+		rig.WantByLabel(t, rig.Gather(t, reg), "hub_publish_total", "outcome", map[string]float64{"ok": 2, "duplicate": 1})
 	})
 }
 
@@ -97,7 +97,7 @@ func TestPublishIdempotencyKeyExpires(t *testing.T) {
 		if !b.real {
 			return
 		}
-		testutil.Eventually(t, within, "the idempotency record to expire", func() bool {
+		rig.Eventually(t, within, "the idempotency record to expire", func() bool {
 			n, err := b.rdb.Exists(ctx, record).Result()
 			return err == nil && n == 0
 		})
@@ -188,7 +188,7 @@ func TestPublishIdempotencyKeyOtherContentConflicts(t *testing.T) {
 		if ids := b.streamIDs(t, "t"); len(ids) != 1 {
 			t.Errorf("stream holds %q, want the first event only", ids)
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_publish_total", "outcome=conflict"); v != 2 {
+		if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_publish_total", "outcome=conflict"); v != 2 {
 			t.Errorf("hub_publish_total{outcome=conflict} = %v, want 2", v)
 		}
 	})

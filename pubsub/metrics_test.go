@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Every drop reason and both publish outcomes are series from the start, at zero, so a dashboard shows 0 rather
@@ -32,7 +32,7 @@ func TestMetricsExistFromStartAndPublishIsTimed(t *testing.T) {
 			t.Fatal("Publish on a closed client = nil, want an error")
 		}
 		// the invalid event is not timed
-		testutil.WantByLabel(t, testutil.Gather(t, reg), "hub_publish_duration_seconds", "outcome", map[string]float64{"ok": 1, "error": 1})
+		rig.WantByLabel(t, rig.Gather(t, reg), "hub_publish_duration_seconds", "outcome", map[string]float64{"ok": 1, "error": 1})
 	})
 }
 

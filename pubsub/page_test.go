@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // bigTopic publishes n events of about size bytes on topic and returns their ids.
@@ -97,7 +97,7 @@ func TestStoreReadsCapped(t *testing.T) {
 			evs, _, _ := st.Read(ctx, "t", hub.ID{}, 10)
 			done <- evs
 		}()
-		testutil.Eventually(t, 10*time.Second, "hub_redis_reads_waited_total at 1 while the slot is held", func() bool {
+		rig.Eventually(t, 10*time.Second, "hub_redis_reads_waited_total at 1 while the slot is held", func() bool {
 			return metricOf(t, reg, "hub_redis_reads_waited_total") == 1
 		})
 		select {
@@ -126,6 +126,6 @@ func TestReadAfterLargestIDIsEmpty(t *testing.T) {
 // metricOf reads one unlabelled series from reg.
 func metricOf(t *testing.T, reg prometheus.Gatherer, name string) float64 {
 	t.Helper()
-	v, _ := testutil.MetricValue(testutil.Gather(t, reg), name)
+	v, _ := rig.MetricValue(rig.Gather(t, reg), name)
 	return v
 }

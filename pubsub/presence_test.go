@@ -9,18 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
 )
 
 // TestPresenceEntriesLiveUntilTheirDeadline: each hub's entry is a field of the topic's hash, in the topic's slot;
 // a reader gets those of hubs whose liveness record is alive, and deletes one of a dead or unknown hub, one past its
 // deadline or one that is not an entry; a dropped entry is gone, and the hash expires on its own.
 func TestPresenceEntriesLiveUntilTheirDeadline(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
-	rdb, prefix := rs.Client(), redistest.Prefix(t)
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	rdb, prefix := rs.Client(), rig.Prefix(t)
 	ctx := ctxFor(t)
 	p := NewPresence(rdb, prefix, 30*time.Second, nil)
 	now := time.Now()
@@ -98,8 +97,8 @@ func FuzzDecodePresence(f *testing.F) {
 // TestPresenceIdleCostIsPerHub: a hub with 200 watched topics and nothing changing spends a few Redis commands per
 // interval (its liveness record), counted by the server itself, not one per topic.
 func TestPresenceIdleCostIsPerHub(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
-	rdb, prefix := rs.Client(), redistest.Prefix(t)
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	rdb, prefix := rs.Client(), rig.Prefix(t)
 	ctx := ctxFor(t)
 	h := hub.New(followStore{NewHistory(rdb, HistoryConfig{Prefix: prefix})}, hub.Config{})
 	defer h.Close()
@@ -116,7 +115,7 @@ func TestPresenceIdleCostIsPerHub(t *testing.T) {
 		}
 		t.Cleanup(s.Close)
 	}
-	testutil.Eventually(t, 10*time.Second, "the 200 entries are written", func() bool {
+	rig.Eventually(t, 10*time.Second, "the 200 entries are written", func() bool {
 		n := 0
 		for i := range 200 {
 			n += int(rdb.Exists(ctx, prefix+fmt.Sprintf(":{t%d}:presence", i)).Val())
@@ -133,7 +132,7 @@ func TestPresenceIdleCostIsPerHub(t *testing.T) {
 		return hset
 	}
 	before, start := calls(), time.Now()
-	testutil.Eventually(t, 10*time.Second, "a second passes", func() bool { return time.Since(start) >= time.Second })
+	rig.Eventually(t, 10*time.Second, "a second passes", func() bool { return time.Since(start) >= time.Second })
 	intervals := int(time.Since(start)/(100*time.Millisecond)) + 1
 	if n := calls() - before; n > 2*intervals {
 		t.Errorf("%d idle intervals cost %d HSET with 200 topics; want about one per interval", intervals, n)

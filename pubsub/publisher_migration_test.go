@@ -11,13 +11,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/keyslot"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // migrationRig is a three-master Cluster holding one topic's history, and a publisher on it.
 type migrationRig struct {
-	cluster *redistest.Cluster
+	cluster *rig.Cluster
 	cc      *redis.ClusterClient
 	topic   string
 	slot    int
@@ -25,7 +24,7 @@ type migrationRig struct {
 
 func newMigrationRig(t *testing.T) migrationRig {
 	t.Helper()
-	cluster := redistest.StartCluster(t, 3, 0, time.Second)
+	cluster := rig.StartCluster(t, 3, 0, time.Second)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { _ = cc.Close() })
 	r := migrationRig{cluster: cluster, cc: cc, topic: "project.migrating"}
@@ -40,7 +39,7 @@ func newMigrationRig(t *testing.T) migrationRig {
 }
 
 // target is a master other than the slot's.
-func (r migrationRig) target(t *testing.T) *redistest.Server {
+func (r migrationRig) target(t *testing.T) *rig.Redis {
 	from, _ := r.cluster.MasterOf(Keys{}.Stream(r.topic))
 	for _, m := range r.cluster.Masters() {
 		if m != from {
@@ -61,7 +60,7 @@ func (r migrationRig) migrateWhilePublishing(t *testing.T, cfg PublisherConfig, 
 	src, _ := r.cluster.MasterOf(Keys{}.Stream(r.topic))
 	rc := redis.NewClient(&redis.Options{Addr: src.Addr})
 	defer rc.Close()
-	testutil.Eventually(t, 10*time.Second, "the slot shown as migrating", func() bool {
+	rig.Eventually(t, 10*time.Second, "the slot shown as migrating", func() bool {
 		nodes, _ := rc.Do(context.Background(), "CLUSTER", "NODES").Text()
 		return strings.Contains(nodes, fmt.Sprintf("[%d->-", r.slot))
 	})

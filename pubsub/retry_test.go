@@ -13,8 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // scriptHook counts the publish script's attempts and can lose the reply of the next ones after Redis ran them, as
@@ -56,7 +55,7 @@ func (h *scriptHook) count() int {
 }
 
 // realClient is a client of a real server without go-redis's own retries, so every retry seen is the Publisher's.
-func realClient(t *testing.T, rs *redistest.Server, hook *scriptHook) *redis.Client {
+func realClient(t *testing.T, rs *rig.Redis, hook *scriptHook) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	c.AddHook(hook)
 	t.Cleanup(func() { _ = c.Close() })
@@ -66,7 +65,7 @@ func realClient(t *testing.T, rs *redistest.Server, hook *scriptHook) *redis.Cli
 // retryRig is a real Redis, reached by a client whose script replies the hook can lose, under a prefix of the
 // test's own, with a registry for the publisher's metrics.
 type retryRig struct {
-	rs   *redistest.Server
+	rs   *rig.Redis
 	hook *scriptHook
 	rdb  *redis.Client
 	keys Keys
@@ -74,9 +73,9 @@ type retryRig struct {
 }
 
 func newRetryRig(t *testing.T) *retryRig {
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	hook := &scriptHook{}
-	return &retryRig{rs: rs, hook: hook, rdb: realClient(t, rs, hook), keys: Keys{Prefix: redistest.Prefix(t)}, reg: prometheus.NewRegistry()}
+	return &retryRig{rs: rs, hook: hook, rdb: realClient(t, rs, hook), keys: Keys{Prefix: rig.Prefix(t)}, reg: prometheus.NewRegistry()}
 }
 
 // TestPublishRetryAfterALostReply: the script ran but its reply was lost. A keyed publish is retried and answers
@@ -92,7 +91,7 @@ func TestPublishRetryAfterALostReply(t *testing.T) {
 	if err != nil || !res.Duplicate || res.Retries != 1 || len(stored) != 1 || stored[0].ID != res.ID {
 		t.Errorf("keyed publish with a lost reply = %+v, %v; stream %v; want the stored id as a duplicate after 1 retry", res, err, stored)
 	}
-	if v, _ := testutil.MetricValue(testutil.Gather(t, r.reg), "hub_publish_retried_total", "outcome=duplicate"); v != 1 {
+	if v, _ := rig.MetricValue(rig.Gather(t, r.reg), "hub_publish_retried_total", "outcome=duplicate"); v != 1 {
 		t.Errorf("hub_publish_retried_total{duplicate} = %v, want 1", v)
 	}
 
@@ -130,7 +129,7 @@ func TestPublishRetryAcrossARedisRestart(t *testing.T) {
 	r.hook.mu.Lock()
 	r.hook.attempts = 0
 	r.hook.mu.Unlock()
-	testutil.Eventually(t, within, "two failed attempts", func() bool { return r.hook.count() >= 2 })
+	rig.Eventually(t, within, "two failed attempts", func() bool { return r.hook.count() >= 2 })
 	if err := r.rs.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,14 +137,14 @@ func TestPublishRetryAcrossARedisRestart(t *testing.T) {
 	if err != nil || res.Duplicate || res.Retries < 1 {
 		t.Errorf("keyed publish across a restart = %+v, %v; want a new event after retries", res, err)
 	}
-	testutil.WantByLabel(t, testutil.Gather(t, r.reg), "hub_publish_retried_total", "outcome", map[string]float64{"ok": 1, "failed": 1})
+	rig.WantByLabel(t, rig.Gather(t, r.reg), "hub_publish_retried_total", "outcome", map[string]float64{"ok": 1, "failed": 1})
 }
 
 // TestPublishRetryOnReadOnlyUntilPromoted: a publisher still talking to a replica (as right after a failover)
 // gets READONLY; a keyed publish retries until the replica is promoted, and stores the event once.
 func TestPublishRetryOnReadOnlyUntilPromoted(t *testing.T) {
-	primary := redistest.StartReal(t, redistest.Options{})
-	replica := redistest.StartReal(t, redistest.Options{})
+	primary := rig.StartRedisWith(t, rig.RedisOptions{})
+	replica := rig.StartRedisWith(t, rig.RedisOptions{})
 	ctx := ctxFor(t)
 	host, port, _ := net.SplitHostPort(primary.Addr)
 	if err := primary.Client().ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
@@ -155,12 +154,12 @@ func TestPublishRetryOnReadOnlyUntilPromoted(t *testing.T) {
 	if err := admin.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, within, "the replica to sync", func() bool {
+	rig.Eventually(t, within, "the replica to sync", func() bool {
 		info, err := admin.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(info, "master_link_status:up")
 	})
 	hook := &scriptHook{}
-	pub := NewPublisher(realClient(t, replica, hook), PublisherConfig{Prefix: redistest.Prefix(t)})
+	pub := NewPublisher(realClient(t, replica, hook), PublisherConfig{Prefix: rig.Prefix(t)})
 	var res Result
 	var err error
 	done := make(chan struct{})
@@ -168,7 +167,7 @@ func TestPublishRetryOnReadOnlyUntilPromoted(t *testing.T) {
 		defer close(done)
 		res, err = pub.PublishMessage(ctx, Message{Topic: "t", Data: []byte(`{}`), IdempotencyKey: "k"})
 	}()
-	testutil.Eventually(t, within, "two READONLY attempts", func() bool { return hook.count() >= 2 })
+	rig.Eventually(t, within, "two READONLY attempts", func() bool { return hook.count() >= 2 })
 	if err := admin.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +176,7 @@ func TestPublishRetryOnReadOnlyUntilPromoted(t *testing.T) {
 		t.Errorf("keyed publish on a replica, promoted meanwhile = %+v, %v; want stored after retries", res, err)
 	}
 
-	unkeyed := NewPublisher(realClient(t, primary, &scriptHook{}), PublisherConfig{Prefix: redistest.Prefix(t)})
+	unkeyed := NewPublisher(realClient(t, primary, &scriptHook{}), PublisherConfig{Prefix: rig.Prefix(t)})
 	if err := primary.Client().Do(ctx, "REPLICAOF", "127.0.0.1", replica.Addr[strings.LastIndex(replica.Addr, ":")+1:]).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The description `hub script` prints names every position publish.lua reads, and no other.
@@ -28,7 +28,7 @@ func TestPublishScriptArgsDescribeTheScript(t *testing.T) {
 
 // LoadScript loads the script into a real Redis: EVALSHA then runs it by the SHA it returns.
 func TestLoadScriptThenEVALSHA(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	rdb := rs.Client()
 	ctx := context.Background()
 	sha, err := LoadScript(ctx, rdb, PublishScript)
@@ -54,7 +54,7 @@ func TestPublishScriptDefaultsAreTheHubs(t *testing.T) {
 // The shortest call, two keys and three arguments, stores and publishes the event against a real Redis; the
 // default max event bytes still refuses a larger one.
 func TestPublishScriptShortestCall(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	rdb := rs.Client()
 	ctx := context.Background()
 	keys := []string{"hub:{s}:events", "hub:{s}:state"}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // TestSubscriberSweepRepairsALostMessageOnAQuietTopic: an entry stored without its live message (XADD with the
@@ -52,7 +52,7 @@ func TestSubscriberQuietTopicsCostNoCommands(t *testing.T) {
 	}
 	b.publish(t, "q7", "", `{"n":"traffic"}`)
 	s.rec.waitN(t, 1, within)
-	testutil.Eventually(t, within, "a tail check of the topic with traffic", func() bool {
+	rig.Eventually(t, within, "a tail check of the topic with traffic", func() bool {
 		return commandCalls(t, b, "xread")["xread"] > after["xread"]
 	})
 }
@@ -107,7 +107,7 @@ func TestSubscriberBatchesSubscriptions(t *testing.T) {
 		s.Unfollow(fmt.Sprintf("j%d", i))
 	}
 	ch := b.keys.Channel("j0")
-	testutil.Eventually(t, within, "every channel left", func() bool {
+	rig.Eventually(t, within, "every channel left", func() bool {
 		n, err := b.rdb.PubSubNumSub(ctxFor(t), ch, b.keys.Channel(fmt.Sprintf("j%d", topics-1))).Result()
 		return err == nil && n[ch] == 0 && len(s.channelSet()) == 0
 	})
@@ -144,7 +144,7 @@ func TestSubscriberChurnKeepsEveryEvent(t *testing.T) {
 			want = append(want, b.publish(t, "steady", "", fmt.Sprintf(`{"round":%d}`, round)))
 			b.publish(t, fmt.Sprintf("c%d", round%15), "", `{"churn":true}`)
 		}
-		testutil.Eventually(t, within, "every event of the steady topic", func() bool {
+		rig.Eventually(t, within, "every event of the steady topic", func() bool {
 			return len(onTopic(s.rec.got(), "steady")) >= len(want)
 		})
 		time.Sleep(100 * time.Millisecond) // a late duplicate would show now

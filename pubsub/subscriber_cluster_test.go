@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/keyslot"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // TestSubscriberSweepOnACluster: on a Redis Cluster the sweep's XREADs are grouped by slot (a command with keys of
@@ -19,10 +19,10 @@ func TestSubscriberSweepOnACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster")
 	}
-	cluster := redistest.StartCluster(t, 3, 0, 2*time.Second)
+	cluster := rig.StartCluster(t, 3, 0, 2*time.Second)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { _ = cc.Close() })
-	prefix := redistest.Prefix(t)
+	prefix := rig.Prefix(t)
 	const tick, sweep, topics = 50 * time.Millisecond, 500 * time.Millisecond, 30
 	s := NewSubscriber(cc, SubscriberConfig{Prefix: prefix, TailCheck: tick, Sweep: sweep, MaxEventBytes: 1024})
 	rec := &recorder{}

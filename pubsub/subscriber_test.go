@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 const within = 10 * time.Second
@@ -96,7 +96,7 @@ func TestSubscriberDeliversLiveInOrder(t *testing.T) {
 		if !s.Ready() {
 			t.Errorf("Ready() = false while the pub/sub connection is up")
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_followed_topics"); v != 1 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_followed_topics"); v != 1 {
 			t.Errorf("hub_redis_followed_topics = %v, want 1", v)
 		}
 	})
@@ -113,7 +113,7 @@ func TestSubscriberFollowReadyAfterConfirmation(t *testing.T) {
 		if got[0].IDText != a || got[0].Source != hub.SourceLive {
 			t.Errorf("first event after Follow: %s from %s, want %s from live", got[0].IDText, got[0].Source, a)
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v != 0 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v != 0 {
 			t.Errorf("hub_redis_resubscriptions_total = %v after one Follow and no reconnect, want 0", v)
 		}
 	})
@@ -147,7 +147,7 @@ func TestSubscriberRepairsALostMessage(t *testing.T) {
 		if got[1].Source != hub.SourceRepair {
 			t.Errorf("lost event came from %s, want repair", got[1].Source)
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total"); v < 1 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_gaps_total"); v < 1 {
 			t.Errorf("hub_redis_gaps_total = %v after a gap, want ≥ 1", v)
 		}
 	})
@@ -171,7 +171,7 @@ func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
 	}
 	lost := b.publishElsewhere(t, "t", `{"n":"while away"}`) // only the resubscription can reveal it
 	checkChain(t, "a, then one while the connection was killed", s.rec.waitN(t, 2, within), []string{a, lost})
-	if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v < 1 {
+	if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v < 1 {
 		t.Errorf("hub_redis_resubscriptions_total = %v after CLIENT KILL, want ≥ 1", v)
 	}
 	c := b.publish(t, "t", "", `{"n":"c"}`)
@@ -196,7 +196,7 @@ func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
 		c := b.publish(t, "t", "", `{"n":"c"}`)
 		got := s.rec.waitN(t, 2, within)
 		checkChain(t, "a, four bad envelopes, c", got, []string{a, c})
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total"); v < 4 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total"); v < 4 {
 			t.Errorf("hub_events_dropped_total = %v after 4 bad envelopes, want ≥ 4", v)
 		}
 	})
@@ -210,7 +210,7 @@ func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
 		forged := fmt.Sprintf(`{"id":"99999999999999-0","prev":%q,"type":"progress","data":{}}`, a)
 		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), forged)
 		c := b.publish(t, "t", "", `{"n":"c"}`)
-		testutil.Eventually(t, within, "the real event after a forged envelope", func() bool {
+		rig.Eventually(t, within, "the real event after a forged envelope", func() bool {
 			return slices.Contains(describe(s.rec.got()), c)
 		})
 	})
@@ -222,17 +222,17 @@ func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
 	forBackends(t, func(t *testing.T, b *backend) {
 		s, a := followFirst(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond})
 		// A tail check between a's XADD and its live message counts a gap of its own (and repairs a): count from here.
-		before, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total")
+		before, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_gaps_total")
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")
-		testutil.Eventually(t, within, "the invalid entry to be dropped", func() bool {
-			v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType)
+		rig.Eventually(t, within, "the invalid entry to be dropped", func() bool {
+			v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType)
 			return v >= 1
 		})
 		time.Sleep(200 * time.Millisecond) // ten tail checks
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType); v != 1 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType); v != 1 {
 			t.Errorf("hub_events_dropped_total{bad_type} = %v after 10 tail checks of one invalid entry, want 1", v)
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_redis_gaps_total"); v-before > 1 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_gaps_total"); v-before > 1 {
 			t.Errorf("hub_redis_gaps_total rose by %v for one invalid entry, want at most 1", v-before)
 		}
 	})
@@ -255,7 +255,7 @@ func TestSubscriberUnfollowUnsubscribes(t *testing.T) {
 			t.Fatalf("PUBSUB NUMSUB %s after Follow = %d, want 1", ch, n)
 		}
 		s.Unfollow("t")
-		testutil.Eventually(t, within, "PUBSUB NUMSUB "+ch+" = 0 after Unfollow", func() bool { return numsub() == 0 })
+		rig.Eventually(t, within, "PUBSUB NUMSUB "+ch+" = 0 after Unfollow", func() bool { return numsub() == 0 })
 		b.publish(t, "t", "", `{"n":"after unfollow"}`)
 		u := b.publish(t, "u", "", `{"n":"u"}`)
 		got := s.rec.waitN(t, 1, within)

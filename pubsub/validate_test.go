@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 func nested(depth int) string { return strings.Repeat("[", depth) + strings.Repeat("]", depth) }
@@ -104,11 +104,11 @@ func TestStoredControlEventsAreNeverDelivered(t *testing.T) {
 		x := b.xadd(t, "t", "p", r, "t", "auth-expired", "d", `{}`)
 		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), fmt.Sprintf(`{"id":%q,"prev":%q,"type":"auth-expired","data":{}}`, x, r))
 		c := b.publish(t, "t", "", `{"n":"c"}`)
-		testutil.Eventually(t, within, "the event after the forged ones", func() bool { return slices.Contains(describe(s.rec.got()), c) })
+		rig.Eventually(t, within, "the event after the forged ones", func() bool { return slices.Contains(describe(s.rec.got()), c) })
 		if got := describe(s.rec.got()); !slices.Equal(got, []string{a, c}) {
 			t.Errorf("delivered %q, want %q (stored control events dropped)", got, []string{a, c})
 		}
-		if v, _ := testutil.MetricValue(testutil.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropReserved); v < 2 {
+		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropReserved); v < 2 {
 			t.Errorf("hub_events_dropped_total{reason=%s} = %v, want ≥ 2", dropReserved, v)
 		}
 		evs, _, err := b.store().Read(ctxFor(t), "t", hub.ID{}, 100)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/workflow"
 )
 
@@ -79,12 +79,12 @@ func TestWorkflowsStatesOnACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster")
 	}
-	cluster := redistest.StartCluster(t, 3, 0, 2*time.Second)
+	cluster := rig.StartCluster(t, 3, 0, 2*time.Second)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
 	t.Cleanup(func() { _ = cc.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	statesAgree(t, ctx, cc, NewPublisher(cc, PublisherConfig{Prefix: redistest.Prefix(t)}), func() {
+	statesAgree(t, ctx, cc, NewPublisher(cc, PublisherConfig{Prefix: rig.Prefix(t)}), func() {
 		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return c.ScriptFlush(ctx).Err() })
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // full is a refusal that carries its status and headers, as limits.Refusal does.
@@ -54,13 +54,13 @@ func TestAdmitHoldsForTheStreamsLife(t *testing.T) {
 			t.Errorf("stream response: Access-Control-Allow-Origin %q, want the one Admit set", got)
 		}
 		if tr.name == rawHTTP1.name { // its handler returns once the stream is live; the stream holds on
-			testutil.Eventually(t, wait, "the handler is still running", func() bool { return goroutinesIn("sse.(*Handler).ServeHTTP") == 0 })
+			rig.Eventually(t, wait, "the handler is still running", func() bool { return goroutinesIn("sse.(*Handler).ServeHTTP") == 0 })
 		}
 		if held.Load() != 1 {
 			t.Fatalf("open stream: %d held, want 1", held.Load())
 		}
 		s.Close()
-		testutil.Eventually(t, wait, "still held after the client left", func() bool { return held.Load() == 0 })
+		rig.Eventually(t, wait, "still held after the client left", func() bool { return held.Load() == 0 })
 
 		refuse.Store(true)
 		before := admitted.Load()

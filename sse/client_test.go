@@ -11,7 +11,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/hub/hubtest"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // transport is a way a client reaches the handler. Every stream test runs over each: the raw engine takes HTTP/1.1
@@ -112,7 +112,7 @@ func (e *env) get(t *testing.T, query string, header http.Header) *http.Response
 }
 
 // open opens a stream that must answer 200, read by the tests' one SSE client.
-func (e *env) open(t *testing.T, query string, lastEventID string) *ssetest.Client {
+func (e *env) open(t *testing.T, query string, lastEventID string) *rig.Stream {
 	t.Helper()
 	h := http.Header{}
 	if lastEventID != "" {
@@ -124,10 +124,10 @@ func (e *env) open(t *testing.T, query string, lastEventID string) *ssetest.Clie
 		resp.Body.Close()
 		t.Fatalf("GET /events?%s (Last-Event-ID %q) = %d %s, want 200", query, lastEventID, resp.StatusCode, b)
 	}
-	return ssetest.Read(t, resp)
+	return rig.ReadStream(t, resp)
 }
 
-func retryMillis(t *testing.T, f ssetest.Frame) time.Duration {
+func retryMillis(t *testing.T, f rig.Frame) time.Duration {
 	t.Helper()
 	n, err := strconv.Atoi(f.Retry)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // expiring authorizes every request until ttl (a query parameter, a duration) from now.
@@ -27,7 +27,7 @@ func expiring(r *http.Request, _ []string) (Access, error) {
 func TestExpiryEndsTheStreamCleanly(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{Authorize: expiring})
-		var streams []*ssetest.Client
+		var streams []*rig.Stream
 		for i := range 8 {
 			streams = append(streams, e.open(t, "topic=a&ttl="+strconv.Itoa(150+10*i)+"ms", ""))
 		}

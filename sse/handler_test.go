@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 const wait = 5 * time.Second
@@ -91,7 +91,7 @@ func TestEventsHeadersAndRetryHintFirst(t *testing.T) {
 					t.Errorf("GET /events: header %s = %q, want %q", k, got, want)
 				}
 			}
-			s := ssetest.Read(t, resp)
+			s := rig.ReadStream(t, resp)
 			f := s.Next(wait) // the hint is flushed at once, before anything else happens
 			d := retryMillis(t, f)
 			if d < 500*time.Millisecond || d >= 1500*time.Millisecond {
@@ -149,7 +149,7 @@ func TestEventsQueryCursorAndHistory(t *testing.T) {
 			}
 		}
 		e.hub.Broadcast(e.store.Add("a", 1)[0])
-		for _, st := range []*ssetest.Client{s, h} {
+		for _, st := range []*rig.Stream{s, h} {
 			if f := st.NextEvent(wait); f.ID != "11-0" {
 				t.Errorf("after replay, live frame %v, want id 11-0", f)
 			}
@@ -221,7 +221,7 @@ func TestEventsEndOnHubClose(t *testing.T) {
 	overTransports(t, func(t *testing.T, tr transport) {
 		e := newEnvOver(t, tr, hub.Config{}, Config{Retry: 2 * time.Second})
 		e.store.Hold("held") // its stream is still in its replay, waiting for the live feed, when the hub closes
-		streams := []*ssetest.Client{e.open(t, "topic=a", ""), e.open(t, "topic=a&topic=b", ""), e.open(t, "topic=held", "")}
+		streams := []*rig.Stream{e.open(t, "topic=a", ""), e.open(t, "topic=a&topic=b", ""), e.open(t, "topic=held", "")}
 		for _, s := range streams {
 			s.Next(wait) // retry hint: the stream is open
 		}

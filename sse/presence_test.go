@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // TestPresenceFramesOnlyToStreamsThatAsk: a stream opened with presence=1 gets the hub's presence frames, without an
@@ -21,7 +21,7 @@ func TestPresenceFramesOnlyToStreamsThatAsk(t *testing.T) {
 		lead := e.open(t, "topic=a&presence=1&user=lead", "")
 		plain := e.open(t, "topic=a&presence=1&user=dev", "")
 		quiet := e.open(t, "topic=a&user=ops", "")
-		testutil.Eventually(t, wait, "three watchers, named", func() bool {
+		rig.Eventually(t, wait, "three watchers, named", func() bool {
 			w := e.hub.Watchers("a", 10)
 			return w.Count == 3 && strings.Join(w.Users, ",") == "dev,lead,ops"
 		})

@@ -11,8 +11,7 @@ import (
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // h2Transports are the transports whose flow control stops a write deterministically: the client's transport
@@ -22,7 +21,7 @@ var h2Transports = []transport{http2TLS, h2c}
 // midWrite stores about n bytes of events, opens a stream that replays them from 0-0 and reads none of it, and
 // returns once the handler is held in a write (the client's window is full), with the reader to start when the
 // test lets the client read.
-func midWrite(t *testing.T, e *env, n int) (read func() *ssetest.Client) {
+func midWrite(t *testing.T, e *env, n int) (read func() *rig.Stream) {
 	t.Helper()
 	pad := strings.Repeat("x", 16<<10)
 	for range n / len(pad) {
@@ -31,7 +30,7 @@ func midWrite(t *testing.T, e *env, n int) (read func() *ssetest.Client) {
 	resp := e.get(t, "topic=a", http.Header{"Last-Event-ID": {"0-0"}})
 	// Held, not merely slow (TLS under -race on one CPU): in the write, and nothing more written for 100 ms of polls.
 	written, heldSince := -1.0, time.Time{}
-	testutil.Eventually(t, wait, "the replay's write held by the client's full window", func() bool {
+	rig.Eventually(t, wait, "the replay's write held by the client's full window", func() bool {
 		w := promtest.ToFloat64(e.hd.cfg.Metrics.written)
 		if w != written || goroutinesIn("sse.(*httpOutput).write") != 1 {
 			written, heldSince = w, time.Now()
@@ -39,7 +38,7 @@ func midWrite(t *testing.T, e *env, n int) (read func() *ssetest.Client) {
 		}
 		return time.Since(heldSince) >= 100*time.Millisecond
 	})
-	return func() *ssetest.Client { return ssetest.Read(t, resp) }
+	return func() *rig.Stream { return rig.ReadStream(t, resp) }
 }
 
 // A stream held in a write when the hub closes is not cut at once: the write has until the final deadline, and a
@@ -80,7 +79,7 @@ func TestEventsEndOnHubCloseStuckWriter(t *testing.T) {
 			read := midWrite(t, e, 5<<20)
 			start := time.Now()
 			e.hub.Close()
-			testutil.Eventually(t, wait, "the stuck stream's handler to return", func() bool {
+			rig.Eventually(t, wait, "the stuck stream's handler to return", func() bool {
 				return goroutinesIn("sse.(*stream).serve") == 0
 			})
 			if d := time.Since(start); d < 900*time.Millisecond {
@@ -102,8 +101,8 @@ func TestEventsEndOnHubCloseStuckWriter(t *testing.T) {
 }
 
 // ends names the first and last of frames by id or retry hint: the replay's data is too long to print.
-func ends(frames []ssetest.Frame) string {
-	name := func(f ssetest.Frame) string {
+func ends(frames []rig.Frame) string {
+	name := func(f rig.Frame) string {
 		if f.Retry != "" {
 			return "retry " + f.Retry
 		}

@@ -17,8 +17,7 @@ import (
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/hub/hubtest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // rawGET sends a GET for path on a connection of its own, closed at the end of the test, and reads nothing.
@@ -60,7 +59,7 @@ func goroutinesIn(fn string) int {
 func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 	e := newEnv(t, Config{})
 	const n = 20
-	streams := make([]*ssetest.Client, n)
+	streams := make([]*rig.Stream, n)
 	for i := range streams {
 		streams[i] = e.open(t, "topic=a", "0-0") // from the start: a fresh stream would skip events sent before it is live
 		streams[i].Next(wait)                    // the retry hint
@@ -73,7 +72,7 @@ func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 			s.NextEvent(wait)
 		}
 	}
-	testutil.Eventually(t, wait, "raw streams still have writers or handlers", func() bool {
+	rig.Eventually(t, wait, "raw streams still have writers or handlers", func() bool {
 		return goroutinesIn("sse.(*rawStream).run") == 0 && goroutinesIn("sse.(*Handler).ServeHTTP") == 0
 	})
 	want := n
@@ -86,7 +85,7 @@ func TestRawIdleStreamsKeepNoGoroutine(t *testing.T) {
 	for _, s := range streams {
 		s.Close()
 	}
-	testutil.Eventually(t, wait, "streams still open after their clients went away", func() bool {
+	rig.Eventually(t, wait, "streams still open after their clients went away", func() bool {
 		e.hd.reg.mu.Lock()
 		defer e.hd.reg.mu.Unlock()
 		return e.hd.reg.wheel.n == 0
@@ -186,7 +185,7 @@ func TestShutdownCutsStreamsWhenTimeRunsOut(t *testing.T) {
 		}
 	}
 	// A goroutine counted done may still be returning: allow it that moment.
-	testutil.Eventually(t, wait, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*rawStream)") == 0 })
+	rig.Eventually(t, wait, "stream goroutines left after Shutdown returned", func() bool { return goroutinesIn("sse.(*rawStream)") == 0 })
 }
 
 func TestChunkInPlace(t *testing.T) {

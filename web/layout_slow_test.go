@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The console in Chromium, at a desktop and a phone width, light and dark: opening a full timeline (a lane filler
@@ -20,7 +20,7 @@ import (
 // a wide screen. The page runs without a hub behind it: the layout does not depend on what the stream brings.
 func TestConsoleTimelineLeavesTheLogRoom(t *testing.T) {
 	browser := cmp.Or(os.Getenv("HUB_CHROMIUM"), "chromium")
-	path := testutil.Require(t, browser, "the console's layout is not checked in a browser", "apt-get install -y chromium, or set HUB_CHROMIUM")
+	path := rig.Require(t, browser, "the console's layout is not checked in a browser", "apt-get install -y chromium, or set HUB_CHROMIUM")
 	srv := httptest.NewServer(Handler())
 	defer srv.Close()
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
@@ -52,7 +52,7 @@ func TestConsoleTimelineLeavesTheLogRoom(t *testing.T) {
 					chromedp.Navigate(srv.URL+"/?topic=demo&theme="+scheme)); err != nil {
 					t.Fatal(err)
 				}
-				testutil.Eventually(t, 20*time.Second, "the console's board", func() bool {
+				rig.Eventually(t, 20*time.Second, "the console's board", func() bool {
 					ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.querySelector('#timeline summary') && document.documentElement.dataset.theme === '`+scheme+`'`))
 					return err == nil && ok
 				})
@@ -61,7 +61,7 @@ func TestConsoleTimelineLeavesTheLogRoom(t *testing.T) {
 					document.querySelector('.timeline-wrap').append(Object.assign(document.createElement('div'), {style: 'height: 3000px'}))`)); err != nil {
 					t.Fatal(err)
 				}
-				testutil.Eventually(t, 10*time.Second, "the open timeline", func() bool { return height("#timeline-svg") > 0 })
+				rig.Eventually(t, 10*time.Second, "the open timeline", func() bool { return height("#timeline-svg") > 0 })
 				after, timeline := height(".panel.log"), height("#timeline")
 				t.Logf("%s %s: event log %.0f px high, %.0f px with the timeline open (%.0f px)", size.name, scheme, before, after, timeline)
 				if after < size.minLog || after < before-1 && size.width < 961 {

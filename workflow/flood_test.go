@@ -13,17 +13,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/workflow"
 )
 
 // floodRig is a real Redis (the test reads its network counters) with one flooded topic and one quiet one.
-func floodRig(t *testing.T) *rig {
-	rs := redistest.StartReal(t, redistest.Options{})
-	p := redistest.Prefix(t)
-	r := &rig{t: t, rdb: rs.Client(), prefix: p}
+func floodRig(t *testing.T) *sweepRig {
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	p := rig.Prefix(t)
+	r := &sweepRig{t: t, rdb: rs.Client(), prefix: p}
 	r.sync()
 	r.pub = pubsub.NewPublisher(r.rdb, pubsub.PublisherConfig{Prefix: p, MaxLen: 100000})
 	return r
@@ -53,7 +52,7 @@ func heapInUse() uint64 {
 	return m.HeapAlloc
 }
 
-func stateSize(t *testing.T, r *rig, topic string) (workflows int, bytes int64) {
+func stateSize(t *testing.T, r *sweepRig, topic string) (workflows int, bytes int64) {
 	t.Helper()
 	ctx := context.Background()
 	key := pubsub.Keys{Prefix: r.prefix}.State(topic)
@@ -107,19 +106,19 @@ func TestFloodedTopicIsTrimmedAndCostsABoundedSweep(t *testing.T) {
 	if q, _ := stateSize(t, r, "quiet.1"); q != 20 {
 		t.Errorf("quiet topic's state: %d workflows, want its 20 kept (the largest topic gives way first)", q)
 	}
-	fams := testutil.Gather(t, reg)
+	fams := rig.Gather(t, reg)
 	var trimmed float64
 	for _, reason := range workflow.TrimReasons {
-		v, _ := testutil.MetricValue(fams, "hub_workflow_state_trimmed_total", "reason="+reason)
+		v, _ := rig.MetricValue(fams, "hub_workflow_state_trimmed_total", "reason="+reason)
 		trimmed += v
 	}
 	if want := float64(flood - n); trimmed != want {
 		t.Errorf("hub_workflow_state_trimmed_total sums to %v, want %v (the workflows deleted)", trimmed, want)
 	}
-	if v, _ := testutil.MetricValue(fams, "hub_workflow_state_trimmed_total", "reason="+workflow.TrimTopicBytes); v == 0 {
+	if v, _ := rig.MetricValue(fams, "hub_workflow_state_trimmed_total", "reason="+workflow.TrimTopicBytes); v == 0 {
 		t.Errorf("hub_workflow_state_trimmed_total{reason=topic_bytes} = 0, want the workflows past 2 MiB counted")
 	}
-	if v, _ := testutil.MetricValue(fams, "hub_workflow_state_bytes"); v <= 0 || v > 3<<20 {
+	if v, _ := rig.MetricValue(fams, "hub_workflow_state_bytes"); v <= 0 || v > 3<<20 {
 		t.Errorf("hub_workflow_state_bytes = %v, want the kept state's size (0 < size <= 3 MiB)", v)
 	}
 
@@ -168,7 +167,7 @@ func TestSweepDefersTopicsPastItsBudget(t *testing.T) {
 	if got := told.n.Load(); got != 5 {
 		t.Errorf("first sweep with a budget of 5 fields over 4 topics of 5 failed workflows: %d notified, want one topic's 5", got)
 	}
-	if v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflow_sweep_deferred_total"); v != 3 {
+	if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_workflow_sweep_deferred_total"); v != 3 {
 		t.Errorf("hub_workflow_sweep_deferred_total = %v after the first sweep, want 3 topics deferred", v)
 	}
 	for range 3 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/workflow"
 )
 
@@ -61,7 +61,7 @@ func TestConcurrentSweepsClaimEachStallOnce(t *testing.T) {
 	}
 	total := 0.0
 	for _, reg := range regs {
-		v, _ := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflow_verdicts_total", "verdict="+workflow.Stalled)
+		v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_workflow_verdicts_total", "verdict="+workflow.Stalled)
 		total += v
 	}
 	if total != topics*perTopic {

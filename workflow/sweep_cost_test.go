@@ -100,7 +100,7 @@ func TestStalledWorkflowCostsNoCommitOnLaterSweeps(t *testing.T) {
 	last := time.Now().Add(-time.Minute)
 	src := &countingSource{topic: "deploy.3", cursor: 1, marks: map[string]workflow.Mark{}, wf: workflow.Workflow{
 		ID: "wf-3", EventID: hub.ID{Ms: uint64(last.UnixMilli())}, Status: workflow.StatusRunning}}
-	told := &rig{t: t}
+	told := &sweepRig{t: t}
 	now := time.Now()
 	s := workflow.New(src, told, workflow.Config{StallAfter: 10 * time.Second, Now: func() time.Time { return now }})
 	sweep := func() {
@@ -144,7 +144,7 @@ func TestEndedTopicIsLeftAloneUntilTheRescan(t *testing.T) {
 	src := &countingSource{topic: "deploy.4", cursor: 1, marks: map[string]workflow.Mark{}, wf: workflow.Workflow{
 		ID: "wf-4", EventID: hub.ID{Ms: uint64(time.Now().UnixMilli())}, Status: workflow.StatusSucceeded}}
 	now := time.Now()
-	s := workflow.New(src, &rig{t: t}, workflow.Config{StallAfter: time.Minute, Rescan: 10 * time.Second,
+	s := workflow.New(src, &sweepRig{t: t}, workflow.Config{StallAfter: time.Minute, Rescan: 10 * time.Second,
 		Now: func() time.Time { return now }})
 	sweep := func() {
 		t.Helper()

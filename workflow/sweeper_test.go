@@ -11,14 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/workflow"
 )
 
-// rig is one Redis, a publisher for agents, and a clock the test moves.
-type rig struct {
+// sweepRig is one Redis, a publisher for agents, and a clock the test moves.
+type sweepRig struct {
 	t      testing.TB
 	rdb    *redis.Client
 	prefix string
@@ -28,15 +27,15 @@ type rig struct {
 	told   []workflow.Notification
 }
 
-func newRig(t testing.TB) *rig {
-	rs := redistest.Start(t)
-	p := redistest.Prefix(t)
-	r := &rig{t: t, rdb: rs.Client(), prefix: p, now: time.Now()}
+func newRig(t testing.TB) *sweepRig {
+	rs := rig.StartRedis(t)
+	p := rig.Prefix(t)
+	r := &sweepRig{t: t, rdb: rs.Client(), prefix: p, now: time.Now()}
 	r.pub = pubsub.NewPublisher(r.rdb, pubsub.PublisherConfig{Prefix: p})
 	return r
 }
 
-func (r *rig) Notify(_ context.Context, n workflow.Notification) error {
+func (r *sweepRig) Notify(_ context.Context, n workflow.Notification) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, old := range r.told {
@@ -48,7 +47,7 @@ func (r *rig) Notify(_ context.Context, n workflow.Notification) error {
 	return nil
 }
 
-func (r *rig) kinds() []string {
+func (r *sweepRig) kinds() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
@@ -59,40 +58,40 @@ func (r *rig) kinds() []string {
 }
 
 // wantKinds fails the test unless the notifications told so far are want, in order; when says at which point.
-func (r *rig) wantKinds(when string, want ...string) {
+func (r *sweepRig) wantKinds(when string, want ...string) {
 	r.t.Helper()
 	if got := r.kinds(); !equal(got, want) {
 		r.t.Fatalf("notifications %s = %v, want %v", when, got, want)
 	}
 }
 
-func (r *rig) clock() time.Time {
+func (r *sweepRig) clock() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.now
 }
 
-func (r *rig) advance(d time.Duration) {
+func (r *sweepRig) advance(d time.Duration) {
 	r.mu.Lock()
 	r.now = r.now.Add(d)
 	r.mu.Unlock()
 }
 
 // sync sets the test's clock back to the real one, which assigns the ids of newly published events.
-func (r *rig) sync() {
+func (r *sweepRig) sync() {
 	r.mu.Lock()
 	r.now = time.Now()
 	r.mu.Unlock()
 }
 
 // sweeper is one replica.
-func (r *rig) sweeper(reg prometheus.Registerer, cfg workflow.Config) *workflow.Sweeper {
+func (r *sweepRig) sweeper(reg prometheus.Registerer, cfg workflow.Config) *workflow.Sweeper {
 	cfg.Now = r.clock
 	cfg.Metrics = workflow.NewMetrics(reg, nil)
 	return workflow.New(pubsub.NewWorkflows(r.pub), r, cfg)
 }
 
-func (r *rig) publish(topic, typ, data string) string {
+func (r *sweepRig) publish(topic, typ, data string) string {
 	r.t.Helper()
 	id, err := r.pub.Publish(context.Background(), topic, typ, []byte(data))
 	if err != nil {
@@ -101,7 +100,7 @@ func (r *rig) publish(topic, typ, data string) string {
 	return id
 }
 
-func (r *rig) sweep(s *workflow.Sweeper) {
+func (r *sweepRig) sweep(s *workflow.Sweeper) {
 	r.t.Helper()
 	if err := s.Sweep(context.Background()); err != nil {
 		r.t.Fatalf("Sweep = %v", err)
@@ -109,7 +108,7 @@ func (r *rig) sweep(s *workflow.Sweeper) {
 }
 
 // health returns the verdicts stored in topic's stream.
-func (r *rig) health(topic string) []workflow.Health {
+func (r *sweepRig) health(topic string) []workflow.Health {
 	r.t.Helper()
 	keys := pubsub.Keys{Prefix: r.prefix}
 	entries, err := r.rdb.XRange(context.Background(), keys.Stream(topic), "-", "+").Result()
@@ -174,7 +173,7 @@ func TestStallIsJudgedOnceAcrossReplicasAndRestarts(t *testing.T) {
 	if !got[0].Since.Equal(time.UnixMilli(int64(sid.Ms)).UTC()) {
 		t.Errorf("stalled since %v, want the last event's time %v", got[0].Since, time.UnixMilli(int64(sid.Ms)))
 	}
-	if v, ok := testutil.MetricValue(testutil.Gather(t, reg), "hub_workflows", "status=stalled"); !ok || v != 1 {
+	if v, ok := rig.MetricValue(rig.Gather(t, reg), "hub_workflows", "status=stalled"); !ok || v != 1 {
 		t.Errorf("hub_workflows{status=stalled} = %v (gathered: %v), want 1", v, ok)
 	}
 	restarted := r.sweeper(nil, cfg)

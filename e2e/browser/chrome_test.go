@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // chromiumPath finds the browser for the console tests. Under CI a missing browser fails the test, since a skipped
@@ -29,7 +29,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	testutil.Missing(t, "chromium", "the console's browser tests do not run", "apt-get install -y chromium, or set HUB_CHROMIUM")
+	rig.Missing(t, "chromium", "the console's browser tests do not run", "apt-get install -y chromium, or set HUB_CHROMIUM")
 	return ""
 }
 

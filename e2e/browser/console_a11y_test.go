@@ -18,8 +18,7 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/demo"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The console's accessibility tests: axe-core (from the npm registry, installed into web/a11y by `npm ci`) audits
@@ -35,7 +34,7 @@ func axeSource(t *testing.T) string {
 	if err == nil {
 		return string(src)
 	}
-	testutil.Missing(t, "axe-core", fmt.Sprintf("the console's accessibility audit does not run (%v)", err), "npm ci --prefix web/a11y")
+	rig.Missing(t, "axe-core", fmt.Sprintf("the console's accessibility audit does not run (%v)", err), "npm ci --prefix web/a11y")
 	return ""
 }
 
@@ -43,7 +42,7 @@ func axeSource(t *testing.T) string {
 // the agents reach only by chance: failed, and stalled under a lost lease (which raises an alarm).
 func a11yDemo(t *testing.T) *hubtest.Hub {
 	t.Helper()
-	h := hubtest.Start(t, redistest.Start(t))
+	h := hubtest.Start(t, rig.StartRedis(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { demo.Run(ctx, h.Pub, h.RDB, prometheus.NewRegistry(), zerolog.Nop()) })

@@ -14,14 +14,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // The hub's own verdicts on the console: a stall the hub declared (the page's own timer is set far out of reach, so
 // any "stalled" shown is the hub's), a duplicate run of one lock key, both again after a reload (from the snapshot),
 // and the timeline that draws the incident: two holders of one key at once, and the hub's verdict on it.
 func TestConsoleShowsHubVerdictsAndTimeline(t *testing.T) {
-	h := hubtest.Start(t, redistest.Start(t), "HUB_WORKFLOWS_STALL_AFTER=2s", "HUB_WORKFLOWS_SWEEP=100ms")
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_WORKFLOWS_STALL_AFTER=2s", "HUB_WORKFLOWS_SWEEP=100ms")
 	const topic = "saga.42"
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

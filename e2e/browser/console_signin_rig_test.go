@@ -20,7 +20,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tokentest"
 )
 
@@ -81,7 +81,7 @@ func signinHub(t *testing.T) (*hubtest.Hub, *countingProxy, context.Context) {
 
 func signinHubWith(t *testing.T, loginURL string, own map[string]http.Handler) (*hubtest.Hub, *countingProxy, context.Context) {
 	t.Helper()
-	h := hubtest.Start(t, redistest.Start(t), "HUB_AUTH_HMAC_SECRET="+tokentest.Secret, "HUB_AUTH_LOGIN_URL="+loginURL,
+	h := hubtest.Start(t, rig.StartRedis(t), "HUB_AUTH_HMAC_SECRET="+tokentest.Secret, "HUB_AUTH_LOGIN_URL="+loginURL,
 		"HUB_SSE_RETRY=300ms")
 	p := newCountingProxy(t, h.URL, own)
 	return h, p, newTab(t, newBrowser(t))

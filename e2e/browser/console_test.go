@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -24,7 +24,7 @@ import (
 func consoleTab(t *testing.T, env ...string) (*hubtest.Hub, context.Context) {
 	t.Helper()
 	browser := newBrowser(t)
-	h := hubtest.Start(t, redistest.Start(t), env...)
+	h := hubtest.Start(t, rig.StartRedis(t), env...)
 	return h, newTab(t, browser)
 }
 

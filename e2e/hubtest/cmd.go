@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Cmd is one `hub ...` command run in-process with Run, until its context is cancelled or it returns.
 type Cmd struct {
 	background
-	stderr *testutil.SyncBuffer
+	stderr *rig.SyncBuffer
 }
 
 // StartCmd runs `hub args...` with stdout (a terminal or a buffer) and the environment env ("KEY=VALUE").
@@ -24,7 +24,7 @@ func StartCmd(t *testing.T, stdout io.Writer, env []string, args ...string) *Cmd
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
-	stderr := &testutil.SyncBuffer{}
+	stderr := &rig.SyncBuffer{}
 	c := &Cmd{stderr: stderr, background: goRun(func(ctx context.Context) error {
 		return Run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, stderr, nil)
 	})}

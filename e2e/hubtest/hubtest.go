@@ -15,8 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/app"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -27,25 +26,25 @@ type Hub struct {
 	t      testing.TB
 	URL    string // http://127.0.0.1:PORT, or https://… with TLS
 	Addr   string
-	Redis  *redistest.Server // nil for RunDeployed
+	Redis  *rig.Redis // nil for RunDeployed
 	Prefix string
 	RDB    *redis.Client
 	Pub    *pubsub.Publisher
 
-	Env    map[string]string    // the whole environment it runs with
-	Output *testutil.SyncBuffer // what the hub logged (its stderr) since it last started
+	Env    map[string]string // the whole environment it runs with
+	Output *rig.SyncBuffer   // what the hub logged (its stderr) since it last started
 	background
 }
 
 // Start runs the hub against rs with a key prefix of its own; env holds extra "KEY=VALUE" settings
 // (HUB_SSE_HEARTBEAT=200ms, ...). It is stopped when the test ends.
-func Start(t testing.TB, rs *redistest.Server, env ...string) *Hub {
+func Start(t testing.TB, rs *rig.Redis, env ...string) *Hub {
 	t.Helper()
 	return StartOn(t, rs, "127.0.0.1:0", env...)
 }
 
 // StartOn is Start on a listen address of the test's choice.
-func StartOn(t testing.TB, rs *redistest.Server, listen string, env ...string) *Hub {
+func StartOn(t testing.TB, rs *rig.Redis, listen string, env ...string) *Hub {
 	t.Helper()
 	prefix := "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()), "-", "")
 	vars := map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix}
@@ -88,7 +87,7 @@ func (h *Hub) Getenv(k string) string { return h.Env[k] }
 // Start runs the hub on listen and returns once it answers /readyz; app.Run says where it listens.
 func (h *Hub) Start(listen string) {
 	h.t.Helper()
-	h.Output = &testutil.SyncBuffer{}
+	h.Output = &rig.SyncBuffer{}
 	urls := make(chan string, 1)
 	h.background = goRun(func(ctx context.Context) error {
 		return app.Run(ctx, app.Env{Args: []string{"serve", "--listen", listen}, Getenv: h.Getenv,
@@ -116,7 +115,7 @@ func (h *Hub) WaitReady(within time.Duration) {
 	h.t.Helper()
 	c := h.Client()
 	defer c.CloseIdleConnections()
-	testutil.Eventually(h.t, within, "hub at "+h.URL+" ready", func() bool {
+	rig.Eventually(h.t, within, "hub at "+h.URL+" ready", func() bool {
 		resp, err := c.Get(h.URL + "/readyz")
 		if err != nil {
 			return false

@@ -12,7 +12,7 @@ import (
 
 	"github.com/syncverse/hub/internal/app"
 	"github.com/syncverse/hub/internal/cli"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Run is app.Run with its environment spelled out: what the tests call the program with.
@@ -42,5 +42,5 @@ func Main(m *testing.M) {
 	if err := os.Chdir(filepath.Dir(strings.TrimSpace(string(out)))); err != nil {
 		panic("hubtest: " + err.Error())
 	}
-	testutil.MainNoLeaks(m)
+	rig.MainNoLeaks(m)
 }

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Served is the program run in the background by Serve, with what it wrote so far.
 type Served struct {
 	URL            string // where it said it listens
-	Stdout, Stderr *testutil.SyncBuffer
+	Stdout, Stderr *rig.SyncBuffer
 	t              testing.TB
 	background
 }
@@ -22,7 +22,7 @@ type Served struct {
 // must return nil then, unless the test stopped it first with Stop.
 func Serve(t testing.TB, args []string, env map[string]string) *Served {
 	t.Helper()
-	s := &Served{Stdout: &testutil.SyncBuffer{}, Stderr: &testutil.SyncBuffer{}, t: t}
+	s := &Served{Stdout: &rig.SyncBuffer{}, Stderr: &rig.SyncBuffer{}, t: t}
 	urls := make(chan string, 1)
 	s.background = goRun(func(ctx context.Context) error {
 		return Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), s.Stdout, s.Stderr,

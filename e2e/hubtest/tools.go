@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/internal/rig"
-	"github.com/syncverse/hub/internal/testutil"
 )
 
 // NeedTool skips the test when a program is missing, and fails it when CI is set: CI installs it.
@@ -17,7 +16,7 @@ func NeedTool(t testing.TB, names ...string) {
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
 			pkg := map[string]string{"redis-cli": "redis-tools", "go": "golang"}[n]
-			testutil.Missing(t, n, "this test runs it", "apt-get install -y "+cmp.Or(pkg, n))
+			rig.Missing(t, n, "this test runs it", "apt-get install -y "+cmp.Or(pkg, n))
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 const base = "../../deploy/kubernetes/base"
@@ -57,7 +57,7 @@ func TestBaseImageIsAPlaceholderToSet(t *testing.T) {
 	if !strings.Contains(string(k), "kustomize edit set image "+placeholder+"=") {
 		t.Errorf("kustomization.yaml does not say how to set the image (kustomize edit set image %s=...)", placeholder)
 	}
-	kubectl := testutil.Optional(t, "kubectl", "the rendered image is not checked", "https://kubernetes.io/docs/tasks/tools/")
+	kubectl := rig.Optional(t, "kubectl", "the rendered image is not checked", "https://kubernetes.io/docs/tasks/tools/")
 	out, err := exec.Command(kubectl, "kustomize", base).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "image: "+placeholder+"\n") || strings.Contains(string(out), ":latest") {
 		t.Errorf("kubectl kustomize %s: %v; want the placeholder image rendered, no :latest\n%s", base, err, out)

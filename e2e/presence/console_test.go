@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // TestConsoleShowsWhoIsWatching: the console's status bar counts the watchers of the followed topic (its own stream
@@ -51,7 +51,7 @@ func TestConsoleShowsWhoIsWatching(t *testing.T) {
 		}
 		return v
 	}
-	testutil.Eventually(t, interval+2*slack, "the console counts 2 watchers", func() bool {
+	rig.Eventually(t, interval+2*slack, "the console counts 2 watchers", func() bool {
 		return eval(`document.querySelector('#watchers .watchers')?.firstChild?.textContent || ''`) == "2"
 	})
 	// A headless page has no window focus of its own: emulate it, as a user's focused window has it.

@@ -17,9 +17,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/chaos"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tokentest"
 )
 
@@ -51,7 +49,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func startHub(t *testing.T, rs *redistest.Server, prefix string, extra ...string) *chaos.Hub {
+func startHub(t *testing.T, rs *rig.Redis, prefix string, extra ...string) *chaos.Hub {
 	t.Helper()
 	return startHubOn(t, "redis://"+rs.Addr+"/0", prefix, extra...)
 }
@@ -60,8 +58,8 @@ func startHub(t *testing.T, rs *redistest.Server, prefix string, extra ...string
 // be on either.
 func twoHubs(t *testing.T, extra ...string) (*chaos.Hub, *chaos.Hub) {
 	t.Helper()
-	rs := redistest.StartReal(t, redistest.Options{})
-	prefix := redistest.Prefix(t)
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	prefix := rig.Prefix(t)
 	return startHub(t, rs, prefix, extra...), startHub(t, rs, prefix, extra...)
 }
 
@@ -99,7 +97,7 @@ func token(t *testing.T, subject string, g auth.Grant) http.Header {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testutil.Bearer(tok)
+	return rig.Bearer(tok)
 }
 
 // answer is GET /topics/{topic}/presence as a client reads it.
@@ -134,13 +132,13 @@ func presenceOf(t *testing.T, base, topic string, hdr http.Header) answer {
 	return a
 }
 
-func stream(t *testing.T, base string, hdr http.Header, extra url.Values, topics ...string) *ssetest.Client {
+func stream(t *testing.T, base string, hdr http.Header, extra url.Values, topics ...string) *rig.Stream {
 	t.Helper()
-	q := ssetest.TopicQuery(topics...)
+	q := rig.TopicQuery(topics...)
 	for k, v := range extra {
 		q[k] = v
 	}
-	c := ssetest.OpenWith(t, base, q, hdr)
+	c := rig.OpenStreamWith(t, base, q, hdr)
 	if c.Status != http.StatusOK {
 		t.Fatalf("open stream on %s: %d %s", base, c.Status, c.Body)
 	}
@@ -169,14 +167,14 @@ func TestPresenceAcrossTwoHubs(t *testing.T) {
 			return true
 		}
 	}
-	testutil.Eventually(t, interval+slack, "both hubs report alice and bob", sees(2, "alice", "bob"))
+	rig.Eventually(t, interval+slack, "both hubs report alice and bob", sees(2, "alice", "bob"))
 	if a := presenceOf(t, h1.URL, "room", viewer); a.Hubs != 2 || a.Truncated || a.Topic != "room" {
 		t.Errorf("presence = %+v, want hubs 2, not truncated", a)
 	}
 
 	// An anonymous stream is counted and never named.
 	anon := stream(t, h1.URL, nil, nil, "room")
-	testutil.Eventually(t, interval+slack, "the anonymous stream counted, unnamed", sees(3, "alice", "bob"))
+	rig.Eventually(t, interval+slack, "the anonymous stream counted, unnamed", sees(3, "alice", "bob"))
 	anon.Close()
 
 	// Without the presence grant: the count only. Without subscribe: 403.
@@ -189,13 +187,13 @@ func TestPresenceAcrossTwoHubs(t *testing.T) {
 
 	// Bob leaves: gone within one interval.
 	bobStream.Close()
-	testutil.Eventually(t, interval+slack, "bob gone from both hubs", sees(1, "alice"))
+	rig.Eventually(t, interval+slack, "bob gone from both hubs", sees(1, "alice"))
 
 	// Bob back on hub 2, then hub 2 is killed: its watchers are gone within the expiry.
 	stream(t, h2.URL, bob, nil, "room")
-	testutil.Eventually(t, interval+slack, "bob back", sees(2, "alice", "bob"))
+	rig.Eventually(t, interval+slack, "bob back", sees(2, "alice", "bob"))
 	h2.Kill()
-	testutil.Eventually(t, expiry+slack, "the killed hub's bob gone", func() bool {
+	rig.Eventually(t, expiry+slack, "the killed hub's bob gone", func() bool {
 		a := presenceOf(t, h1.URL, "room", viewer)
 		return a.Count == 1 && slices.Equal(a.Users, []string{"alice"}) && a.Hubs == 1
 	})
@@ -204,8 +202,8 @@ func TestPresenceAcrossTwoHubs(t *testing.T) {
 // TestPresenceOnACluster: on a Redis Cluster with sharded pub/sub, each topic's presence hash sits in the topic's
 // slot and two hubs see each other's watchers.
 func TestPresenceOnACluster(t *testing.T) {
-	cluster := redistest.StartCluster(t, 3, 0, 2*time.Second)
-	prefix := redistest.Prefix(t)
+	cluster := rig.StartCluster(t, 3, 0, 2*time.Second)
+	prefix := rig.Prefix(t)
 	h1 := startHubOn(t, cluster.URL(), prefix, "HUB_REDIS_SHARDED_PUBSUB=true")
 	h2 := startHubOn(t, cluster.URL(), prefix, "HUB_REDIS_SHARDED_PUBSUB=true")
 	grant := auth.Grant{Subscribe: []string{"*"}, Presence: []string{"*"}}
@@ -213,7 +211,7 @@ func TestPresenceOnACluster(t *testing.T) {
 	for i, topic := range []string{"room.a", "room.b", "room.c"} { // slots on different masters, most likely
 		stream(t, h1.URL, token(t, "alice", grant), nil, topic)
 		stream(t, h2.URL, token(t, "bob", grant), nil, topic)
-		testutil.Eventually(t, interval+slack, fmt.Sprintf("topic %d: both hubs report alice and bob", i), func() bool {
+		rig.Eventually(t, interval+slack, fmt.Sprintf("topic %d: both hubs report alice and bob", i), func() bool {
 			for _, h := range []*chaos.Hub{h1, h2} {
 				a := presenceOf(t, h.URL, topic, viewer)
 				if a.Count != 2 || a.Hubs != 2 || !slices.Equal(a.Users, []string{"alice", "bob"}) {
@@ -227,14 +225,14 @@ func TestPresenceOnACluster(t *testing.T) {
 
 // TestPresenceBehindSentinel: two hubs on redis+sentinel:// see each other's watchers.
 func TestPresenceBehindSentinel(t *testing.T) {
-	sentinel := redistest.StartSentinel(t, 5*time.Second)
-	prefix := redistest.Prefix(t)
+	sentinel := rig.StartSentinel(t, 5*time.Second)
+	prefix := rig.Prefix(t)
 	h1, h2 := startHubOn(t, sentinel.URL(), prefix), startHubOn(t, sentinel.URL(), prefix)
 	grant := auth.Grant{Subscribe: []string{"room"}, Presence: []string{"room"}}
 	stream(t, h1.URL, token(t, "alice", grant), nil, "room")
 	stream(t, h2.URL, token(t, "bob", grant), nil, "room")
 	viewer := token(t, "carol", grant)
-	testutil.Eventually(t, interval+slack, "both hubs report alice and bob", func() bool {
+	rig.Eventually(t, interval+slack, "both hubs report alice and bob", func() bool {
 		for _, h := range []*chaos.Hub{h1, h2} {
 			a := presenceOf(t, h.URL, "room", viewer)
 			if a.Count != 2 || a.Hubs != 2 || !slices.Equal(a.Users, []string{"alice", "bob"}) {
@@ -254,7 +252,7 @@ func TestPresenceFrames(t *testing.T) {
 	counter := stream(t, h1.URL, token(t, "dave", auth.Grant{Subscribe: []string{"room"}}), url.Values{"presence": {"1"}}, "room")
 	stream(t, h2.URL, token(t, "bob", grant), nil, "room")
 
-	next := func(c *ssetest.Client, count int) map[string]any {
+	next := func(c *rig.Stream, count int) map[string]any {
 		t.Helper()
 		deadline := time.Now().Add(interval + 2*slack)
 		for time.Now().Before(deadline) {
@@ -308,7 +306,7 @@ func TestPresenceNamesStopAtMaxUsers(t *testing.T) {
 		stream(t, h1.URL, token(t, u, grant), nil, "room")
 	}
 	viewer := token(t, "carol", grant)
-	testutil.Eventually(t, interval+slack, "hub 2 sees 4 streams, 2 names, truncated", func() bool {
+	rig.Eventually(t, interval+slack, "hub 2 sees 4 streams, 2 names, truncated", func() bool {
 		a := presenceOf(t, h2.URL, "room", viewer)
 		return a.Count == 4 && len(a.Users) == 2 && a.Truncated
 	})

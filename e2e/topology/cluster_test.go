@@ -16,15 +16,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
 // Topics spread over every slot's master reach an SSE client through a hub on the cluster, in order and exactly
 // once, also across a kill of every pub/sub connection; replay reads each topic back from its own master.
 func TestRedisCluster(t *testing.T) {
-	masters := redistest.StartCluster(t, 3, 0, 2*time.Second).Addrs()
+	masters := rig.StartCluster(t, 3, 0, 2*time.Second).Addrs()
 	url := "redis+cluster://" + strings.Join(masters, ",")
 	for _, sharded := range []bool{false, true} {
 		t.Run(fmt.Sprintf("sharded=%v", sharded), func(t *testing.T) { testCluster(t, url, masters, sharded) })
@@ -68,7 +67,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 	for i, n := range names {
 		start[i] = n + "=0-0"
 	}
-	stream := ssetest.Open(t, h.URL, ssetest.TopicQuery(names...), strings.Join(start, ";"))
+	stream := rig.OpenStream(t, h.URL, rig.TopicQuery(names...), strings.Join(start, ";"))
 	publish := func(from int) {
 		var wg sync.WaitGroup
 		for _, topic := range names {
@@ -131,7 +130,7 @@ func testCluster(t *testing.T, url string, masters []string, sharded bool) {
 
 	// Replay of one topic per master, from the start.
 	for _, topic := range names[:6] {
-		s := ssetest.Open(t, h.URL, ssetest.TopicQuery(topic), "0-0")
+		s := rig.OpenStream(t, h.URL, rig.TopicQuery(topic), "0-0")
 		for seq, f := range s.Events(2*perPhase, 10*time.Second) {
 			if want := fmt.Sprintf(`"seq":%d}`, seq); !strings.HasSuffix(f.Data, want) {
 				t.Fatalf("replay of %s: event %d = %s, want %s", topic, seq, f.Data, want)

@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // startNginx runs deploy/nginx.conf in front of one hub, with its own ports and paths and the given idle timeout
@@ -53,7 +51,7 @@ func startNginx(t *testing.T, upstream string, readTimeout time.Duration) string
 	}
 	startProc(t, dir, "nginx", "-p", dir, "-c", path, "-g", "daemon off;")
 	base := "http://" + loopback(port)
-	testutil.Eventually(t, 10*time.Second, "nginx answers /healthz", func() bool {
+	rig.Eventually(t, 10*time.Second, "nginx answers /healthz", func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			return false
@@ -68,12 +66,12 @@ func startNginx(t *testing.T, upstream string, readTimeout time.Duration) string
 // every 500 ms, and events still arrive through it; without heartbeats within the timeout it cuts the stream.
 func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 	const proxyTimeout = 2 * time.Second
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 
 	t.Run("heartbeat shorter than the proxy timeout", func(t *testing.T) {
 		h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT=500ms")
 		proxy := startNginx(t, h.Addr, proxyTimeout)
-		s := ssetest.Open(t, proxy, ssetest.TopicQuery("quiet"), "")
+		s := rig.OpenStream(t, proxy, rig.TopicQuery("quiet"), "")
 		if s.Status != http.StatusOK || !strings.HasPrefix(s.Header.Get("Content-Type"), "text/event-stream") {
 			t.Fatalf("GET /events through nginx = %d %q, want 200 text/event-stream", s.Status, s.Header.Get("Content-Type"))
 		}
@@ -108,7 +106,7 @@ func TestNginxHeartbeatsKeepStreamsAlive(t *testing.T) {
 	t.Run("heartbeat longer than the proxy timeout", func(t *testing.T) {
 		h := hubtest.Start(t, rs, "HUB_SSE_HEARTBEAT=30s")
 		proxy := startNginx(t, h.Addr, proxyTimeout)
-		s := ssetest.Open(t, proxy, ssetest.TopicQuery("quiet"), "")
+		s := rig.OpenStream(t, proxy, rig.TopicQuery("quiet"), "")
 		start := time.Now()
 		if !s.WaitEnd(3 * proxyTimeout) {
 			t.Fatalf("stream still open after %v without heartbeats; the proxy timeout did not apply", 3*proxyTimeout)

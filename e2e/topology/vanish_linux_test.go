@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // A browser whose machine vanishes sends no FIN. The test puts a client on a test host of its own (a network
@@ -22,9 +21,9 @@ import (
 // (TCP_USER_TIMEOUT), not after the kernel's quarter-hour of retransmissions.
 func TestVanishedClientWithoutFIN(t *testing.T) {
 	if os.Geteuid() != 0 {
-		testutil.Unavailable(t, "root", "network namespaces need root: a vanished client is not checked", "sudo -E go test -run TestVanishedClientWithoutFIN .")
+		rig.Unavailable(t, "root", "network namespaces need root: a vanished client is not checked", "sudo -E go test -run TestVanishedClientWithoutFIN .")
 	}
-	testutil.Optional(t, "ip", "a vanished client is not checked", "apt-get install -y iproute2")
+	rig.Optional(t, "ip", "a vanished client is not checked", "apt-get install -y iproute2")
 	ns := fmt.Sprintf("hubv%d", os.Getpid()%100000)
 	hostIf, clientIf := ns+"a", ns+"b"
 	octet := 16 + os.Getpid()%200
@@ -47,7 +46,7 @@ func TestVanishedClientWithoutFIN(t *testing.T) {
 	ip("netns", "exec", ns, "ip", "addr", "add", clientIP+"/30", "dev", clientIf)
 	ip("netns", "exec", ns, "ip", "link", "set", clientIf, "up")
 
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := hubtest.StartOn(t, rs, hostIP+":0", "HUB_AUTH_ANONYMOUS=true", "HUB_SSE_HEARTBEAT=500ms", "HUB_SSE_WRITE_TIMEOUT=2s")
 	curl := exec.Command("ip", "netns", "exec", ns, "curl", "-sN", h.URL+"/events?topic=vanish&last_event_id=0-0")
 	curl.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -55,13 +54,13 @@ func TestVanishedClientWithoutFIN(t *testing.T) {
 		t.Fatalf("start curl in %s: %v", ns, err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(-curl.Process.Pid, syscall.SIGKILL); _ = curl.Wait() })
-	testutil.WaitMetric(t, h.URL, 1, 10*time.Second, "hub_sse_connections_active")
+	rig.WaitMetric(t, h.URL, 1, 10*time.Second, "hub_sse_connections_active")
 
 	ip("netns", "exec", ns, "ip", "link", "set", clientIf, "down") // from now on nothing of the client's gets out
 	_ = syscall.Kill(-curl.Process.Pid, syscall.SIGKILL)
 	gone := time.Now()
-	testutil.Eventually(t, 20*time.Second, "the vanished client's stream closed (heartbeat 500ms, write_timeout 2s)", func() bool {
-		v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_sse_connections_active")
+	rig.Eventually(t, 20*time.Second, "the vanished client's stream closed (heartbeat 500ms, write_timeout 2s)", func() bool {
+		v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_sse_connections_active")
 		return v == 0
 	})
 	took := time.Since(gone)

@@ -10,12 +10,11 @@ import (
 
 	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/internal/chaos"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tracing/tracingtest"
 )
 
-func TestMain(m *testing.M) { testutil.MainNoLeaks(m) }
+func TestMain(m *testing.M) { rig.MainNoLeaks(m) }
 
 const (
 	publisherTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -26,7 +25,7 @@ const (
 // because SIGTERM's shutdown flushes them.
 func TestHubFlushesSpansOnShutdown(t *testing.T) {
 	bin := filepath.Join(hubtest.BuildHub(t), "hub")
-	rs := redistest.Start(t) // a real redis-server
+	rs := rig.StartRedis(t) // a real redis-server
 	recv := tracingtest.Start(t)
 	h, err := chaos.StartHub(bin, "127.0.0.1:0", []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_TRACING_ENABLED=true",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL, "OTEL_BSP_SCHEDULE_DELAY=600000", "OTEL_SERVICE_NAME=e2e-hub"}, 30*time.Second)

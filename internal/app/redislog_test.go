@@ -11,12 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // jsonLines parses the logger's output, one JSON object a line.
-func jsonLines(t *testing.T, w *testutil.SyncBuffer) []map[string]any {
+func jsonLines(t *testing.T, w *rig.SyncBuffer) []map[string]any {
 	var out []map[string]any
 	for l := range strings.SplitSeq(strings.TrimSpace(w.String()), "\n") {
 		var m map[string]any
@@ -33,8 +32,8 @@ func jsonLines(t *testing.T, w *testutil.SyncBuffer) []map[string]any {
 // While a real Redis is down, go-redis's failed dials make one line when it goes down, one summary per period (still
 // down, for how long, how many failed dials), and one when a dial succeeds again, instead of a line per dial.
 func TestRedisOutageIsLoggedOnceSummedUpAndEnded(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
-	var out testutil.SyncBuffer
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	var out rig.SyncBuffer
 	l := newRedisLog(zerolog.New(&out), 30*time.Second)
 	var clock sync.Mutex
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -89,7 +88,7 @@ func TestRedisOutageIsLoggedOnceSummedUpAndEnded(t *testing.T) {
 // Other go-redis lines pass as warnings, and none at all for a terminal client's context (hub publish says what
 // failed in its own error).
 func TestRedisLogPassesOtherLinesAndQuietsClients(t *testing.T) {
-	var out testutil.SyncBuffer
+	var out rig.SyncBuffer
 	l := newRedisLog(zerolog.New(&out), 30*time.Second)
 	l.Printf(context.Background(), "redis: sentinel: new master=%q addr=%q", "hub", "10.0.0.2:6379")
 	ctx, loud := quietRedis(context.Background())

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/rig"
 )
 
@@ -18,7 +17,7 @@ import (
 // cluster named by --redis-url, which can only be reached over the network.
 type redisNode struct {
 	addr string
-	srv  *redistest.Server // nil for a node not started here
+	srv  *rig.Redis // nil for a node not started here
 	rdb  *redis.Client
 	down bool // killed and not started again (a node not started here)
 }
@@ -26,21 +25,21 @@ type redisNode struct {
 // redisCluster is the fleet's Redis Cluster.
 type redisCluster struct {
 	nodes []*redisNode
-	url   string           // the hubs' redis.url for the cluster: every node
-	rigs  *redistest.Owner // started here: stop ends the processes
+	url   string     // the hubs' redis.url for the cluster: every node
+	rigs  *rig.Owner // started here: stop ends the processes
 }
 
 // clusterNodeTimeout is cluster-node-timeout for a cluster started here: how long a killed master takes to be
 // replaced is about twice this.
 const clusterNodeTimeout = 2 * time.Second
 
-// startCluster starts masters × (1 + replicas) redis-server processes (redistest's Cluster rig) and joins them into
+// startCluster starts masters × (1 + replicas) redis-server processes (rig's Cluster rig) and joins them into
 // a cluster.
 func startCluster(masters, replicas int) (*redisCluster, error) {
-	c := &redisCluster{rigs: &redistest.Owner{}}
-	var rc *redistest.Cluster
+	c := &redisCluster{rigs: &rig.Owner{}}
+	var rc *rig.Cluster
 	if err := c.rigs.Do(func() {
-		rc = redistest.StartCluster(c.rigs, masters, replicas, clusterNodeTimeout, "--maxclients", "10000")
+		rc = rig.StartCluster(c.rigs, masters, replicas, clusterNodeTimeout, "--maxclients", "10000")
 	}); err != nil {
 		c.stop()
 		return nil, fmt.Errorf("start a Redis Cluster (or give --redis-url): %w", err)
@@ -138,7 +137,7 @@ func (c *redisCluster) waitOK(ctx context.Context, within time.Duration) error {
 // owner returns the node that serves slot now, as the first reachable node tells it, and its reachable replicas.
 func (c *redisCluster) owner(ctx context.Context, slot int) (master *redisNode, replicas []*redisNode) {
 	for _, n := range c.nodes {
-		m, reps, ok := redistest.SlotOwner(ctx, n.rdb, slot)
+		m, reps, ok := rig.SlotOwner(ctx, n.rdb, slot)
 		if !ok {
 			continue
 		}

@@ -51,7 +51,7 @@ type FloodReport struct {
 
 // floodDefaults picks the receiver's address and gives the started hub a secret and the webhook.
 func floodDefaults(o *options) error {
-	addr, err := rig.FreeAddr()
+	addr, err := rig.LoopbackAddr()
 	if err != nil {
 		return err
 	}

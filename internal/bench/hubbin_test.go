@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // hubBinary builds the hub (without -race, as it is deployed) into the test's directory, after skipping the test
@@ -18,7 +18,7 @@ import (
 func hubBinary(t testing.TB, tools ...string) string {
 	t.Helper()
 	for _, tool := range tools {
-		testutil.Require(t, tool, "the bench scenario does not run", "apt-get install -y redis-server (it brings redis-cli)")
+		rig.Require(t, tool, "the bench scenario does not run", "apt-get install -y redis-server (it brings redis-cli)")
 	}
 	return goBuild(t, ".", "hub")
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // PresenceReport is the presence scenario's result: every run, off and on alternated, and the medians of each side.
@@ -115,9 +115,9 @@ func presenceCommand(ctx context.Context, o *options, stdout io.Writer) error {
 		}
 		addr = opt.Addr
 	} else {
-		owner := &redistest.Owner{}
+		owner := &rig.Owner{}
 		defer owner.Close()
-		if err := owner.Do(func() { addr = redistest.StartReal(owner, redistest.Options{}).Addr }); err != nil {
+		if err := owner.Do(func() { addr = rig.StartRedisWith(owner, rig.RedisOptions{}).Addr }); err != nil {
 			return fmt.Errorf("start redis-server (or give --redis-url): %w", err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // TestPresenceScenarioCountsPresenceCommands: a small run of the presence scenario finds one entry per (topic, hub)
@@ -21,7 +21,7 @@ func TestPresenceScenarioCountsPresenceCommands(t *testing.T) {
 		t.Skip("runs hub processes")
 	}
 	bin := hubBinary(t, "redis-server")
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, on := range []bool{false, true} {
@@ -47,7 +47,7 @@ func TestPresenceScenarioCountsPresenceCommands(t *testing.T) {
 //	go test -run '^$' -bench PresenceCost -benchtime 1x -timeout 60m ./internal/bench/
 func BenchmarkPresenceCost(b *testing.B) {
 	bin := hubBinary(b, "redis-server")
-	rs := redistest.StartReal(b, redistest.Options{})
+	rs := rig.StartRedisWith(b, rig.RedisOptions{})
 	runs := envInt("HUB_BENCH_PRESENCE_RUNS", 2)
 	bStreams := envInt("HUB_BENCH_PRESENCE_B_STREAMS", 10000)
 	window := 30 * time.Second

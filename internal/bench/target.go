@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/internal/chaos"
-	"github.com/syncverse/hub/internal/redistest"
 	"github.com/syncverse/hub/internal/rig"
 )
 
@@ -20,10 +19,10 @@ import (
 type target struct {
 	url      string // http://host:port of the hub
 	redisURL string
-	pid      int              // the hub process, 0 when unknown
-	hub      *chaos.Hub       // the hub started here, if any
-	floor    *floorProc       // the floor started here instead (--target floor)
-	owner    *redistest.Owner // what started the Redis here, if it did
+	pid      int        // the hub process, 0 when unknown
+	hub      *chaos.Hub // the hub started here, if any
+	floor    *floorProc // the floor started here instead (--target floor)
+	owner    *rig.Owner // what started the Redis here, if it did
 }
 
 // startTarget starts what the options ask for. The hub binary runs with the connection limits lifted (the load
@@ -37,8 +36,8 @@ func startTarget(_ context.Context, o *options) (*target, error) {
 		return t, nil
 	}
 	if t.redisURL == "" {
-		t.owner = &redistest.Owner{}
-		err := t.owner.Do(func() { t.redisURL = redistest.StartReal(t.owner, redistest.Options{}).URL() })
+		t.owner = &rig.Owner{}
+		err := t.owner.Do(func() { t.redisURL = rig.StartRedisWith(t.owner, rig.RedisOptions{}).URL() })
 		if err != nil {
 			t.stop()
 			return nil, fmt.Errorf("start redis-server (or give --redis-url): %w", err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scenario 6: among 500 clients of a topic, 10 stop reading (their TCP windows fill). The hub evicts those 10, the
@@ -16,7 +16,7 @@ import (
 // A loopback socket swallows megabytes before a write blocks, so the stalled clients also follow a bulk topic of
 // 32 KiB events: it fills their windows in seconds without making the 490 parse gigabytes.
 func TestChaos06SlowConsumers(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	r.pad = strings.Repeat("x", 100)
 	// A short write deadline: a stalled client whose queue is lagging behind a repair (not evicted for that) is
 	// still cut when its socket stays full, as on a loaded machine where repairs come often.
@@ -141,7 +141,7 @@ func TestChaos06SlowConsumers(t *testing.T) {
 // event: reset naming the oldest stored event, then everything from there in order; a client that stayed connected
 // sees no reset at all.
 func TestChaos07HistoryTrimmed(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	h := r.startHub(r.redis.Addr, "HUB_HISTORY_MAX_LEN=100")
 	topics := []string{"s7"}
 	tr, ctx := clientsFor(t, 2*time.Minute)

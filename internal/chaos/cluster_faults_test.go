@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -17,7 +17,7 @@ import (
 // master, and three faults under load: CLUSTER FAILOVER on the busy topic's replica, a SIGKILL of the master that
 // took over (its old master takes the slots back), and the busy topic's slot migrated to another master, slowly.
 func runClusterFaults(t *testing.T, name string, sharded bool) {
-	cluster := redistest.StartCluster(t, 3, 1, time.Second)
+	cluster := rig.StartCluster(t, 3, 1, time.Second)
 	r := newFailoverRig(t, cluster.URL(), fmt.Sprintf("HUB_REDIS_SHARDED_PUBSUB=%v", sharded))
 	topics := spreadTopics(t, cluster, r.keys, name, 2)
 	busy, replica := cluster.MasterOf(r.keys.Stream(topics[0]))
@@ -35,7 +35,7 @@ func runClusterFaults(t *testing.T, name string, sharded bool) {
 		replica.Kill()
 		r.waitMaster(cluster, topics[0], busy, "the first master "+busy.Addr+" takes its slots back")
 	}}, fault{"slot migration", func() {
-		var to *redistest.Server
+		var to *rig.Redis
 		for _, m := range cluster.Masters() {
 			if m != busy {
 				to = m
@@ -43,7 +43,7 @@ func runClusterFaults(t *testing.T, name string, sharded bool) {
 		}
 		// A busy slot's migration: MIGRATING for 7 s before its keys move, longer than redis.publish_retry (5 s), so
 		// keyed publishes answer 202 only because TRYAGAIN is retried for redis.migration_retry.
-		slot := redistest.Slot(r.keys.Stream(topics[0]))
+		slot := rig.Slot(r.keys.Stream(topics[0]))
 		if err := cluster.MigrateSlotSlowly(context.Background(), slot, to, 7*time.Second); err != nil {
 			t.Fatalf("migrate slot %d of %s from %s to %s: %v", slot, topics[0], busy.Addr, to.Addr, err)
 		}
@@ -65,10 +65,10 @@ func runClusterFaults(t *testing.T, name string, sharded bool) {
 }
 
 // spreadTopics returns topic names, perMaster of them on each master of c's slots, the first one first.
-func spreadTopics(t *testing.T, c *redistest.Cluster, keys pubsub.Keys, prefix string, perMaster int) []string {
+func spreadTopics(t *testing.T, c *rig.Cluster, keys pubsub.Keys, prefix string, perMaster int) []string {
 	t.Helper()
 	masters := c.Masters()
-	count := map[*redistest.Server]int{}
+	count := map[*rig.Redis]int{}
 	var out []string
 	for i := 0; i < 1000 && len(out) < perMaster*len(masters); i++ {
 		name := fmt.Sprintf("%s.%d", prefix, i)

@@ -1,7 +1,7 @@
 // Package chaos proves the hub's delivery promise under faults: exactly once and in order per topic, for a client
 // that resumes with the last id it received, while Redis, hub replicas and browsers fail.
 //
-// The scenarios run real processes: redis-server (internal/redistest), the hub binary built once by TestMain and
+// The scenarios run real processes: redis-server (internal/rig), the hub binary built once by TestMain and
 // driven as a child process (so it can be sent SIGKILL or SIGTERM), and fleets of verifying SSE clients.
 //
 //   - Proxy is a TCP proxy between the hub and Redis that can cut every connection and refuse new ones, then heal.
@@ -18,7 +18,7 @@
 // Scenarios 11 to 14 run on replicated topologies (failover_chaos_test.go, cluster_faults_test.go): a Redis Cluster
 // of 3 masters with a replica each (a manual failover, a master SIGKILL, a slot migration; sharded pub/sub in 11,
 // classic in 13) and Sentinel (a switchover and a kill in 12; three sentinels with passwords in 14; in 15 a replica
-// kept 200 ms behind by a redistest.Link, so the kill loses acknowledged events, lost_history_test.go). 13 to 15
+// kept 200 ms behind by a rig.Link, so the kill loses acknowledged events, lost_history_test.go). 13 to 15
 // carry the slow build tag (go test -tags slow).
 //
 // It needs redis-server on PATH (it skips without, and fails when CI is set). HUB_CHAOS_SOAK=1 makes every

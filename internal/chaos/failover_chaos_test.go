@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -33,7 +33,7 @@ func TestChaos11PublishThroughClusterFailover(t *testing.T) {
 
 func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 	skipShort(t)
-	s := redistest.StartSentinel(t, time.Second)
+	s := rig.StartSentinel(t, time.Second)
 	r := newFailoverRig(t, s.URL())
 	topics := topicNames("s12", 6)
 	r.run(topics, fault{"switchover", func() {
@@ -95,14 +95,14 @@ func (r *failoverRig) poll(what string, cond func() bool) {
 
 // waitInSync waits until the old master follows the new one with its link up: Redis replicates asynchronously, so
 // killing a master whose only replica is not yet following it loses what it acknowledged, keys and all.
-func (r *failoverRig) waitInSync(s *redistest.Server) {
-	if err := redistest.WaitInSync(s.Addr, "", 30*time.Second); err != nil {
+func (r *failoverRig) waitInSync(s *rig.Redis) {
+	if err := rig.WaitInSync(s.Addr, "", 30*time.Second); err != nil {
 		r.t.Fatal(err)
 	}
 }
 
 // waitMaster waits until want is the master of topic's slot and the cluster is whole again.
-func (r *failoverRig) waitMaster(c *redistest.Cluster, topic string, want *redistest.Server, what string) {
+func (r *failoverRig) waitMaster(c *rig.Cluster, topic string, want *rig.Redis, what string) {
 	r.poll(what, func() bool { m, _ := c.MasterOf(r.keys.Stream(topic)); return m == want })
 }
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/workflow"
 )
 
@@ -142,7 +142,7 @@ func healthEnv(hookURL string) []string {
 // Two hub processes on one Redis judge the same workflows: each occurrence is one health event in the stream and
 // one signed webhook POST, and a restart of both hubs during a stall repeats nothing.
 func TestWorkflowVerdictsOnceAcrossTwoHubs(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	rc := newHookReceiver(t, "s3cret")
 	hubs := []*Hub{r.startHub(r.redis.Addr, healthEnv(rc.srv.URL)...), r.startHub(r.redis.Addr, healthEnv(rc.srv.URL)...)}
 
@@ -222,7 +222,7 @@ func TestWorkflowVerdictsOnceAcrossTwoHubs(t *testing.T) {
 // A hub SIGKILLed while its webhook request is in flight leaves the delivery claimed; the other replica takes it
 // over and delivers it, with the same X-Hub-Delivery.
 func TestNotificationTakenOverFromAKilledHub(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	rc := newHookReceiver(t, "s3cret")
 	rc.hold = make(chan struct{})
 	env := append(healthEnv(rc.srv.URL), "HUB_NOTIFY_TIMEOUT=4s", "HUB_NOTIFY_CLAIM_AFTER=8s")

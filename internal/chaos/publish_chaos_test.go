@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -20,7 +20,7 @@ import (
 // an idempotency key (issue 21): the Publisher retries it itself and the script answers the stored id, so it is
 // stored and delivered once.
 func TestChaos10PublisherRetry(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	h := r.startHub(r.redis.Addr)
 	px, err := NewProxy(r.redis.Addr)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // runMixed runs a mixedFleet against base until the test ends (two minutes at most) and waits until every client is
@@ -51,7 +51,7 @@ func mixedFleet(base []string, topics []string, multi int, transport http.RoundT
 // is not needed here, and removing it still passes. pubsub's TestSubscriberRepairsALostMessage and the root
 // package's TestGapRepairDeliversLostMessages lose a message on a live connection and check that repair.
 func TestChaos01PubSubKilled(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	h := r.startHub(r.redis.Addr)
 	topics := topicNames("s1", 5)
 	fleet, ctx := runMixed(t, h.URL, topics, 10)
@@ -192,7 +192,7 @@ func checkOpen(t *testing.T, f *Fleet, silence time.Duration) time.Duration {
 // The proxy scenario: every hub↔Redis connection is cut and new ones are refused for 2 s, then the path heals.
 // Publishers reach Redis directly all along, so the hub must repair what it missed while blind.
 func TestChaos00ProxyPartition(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	px, err := NewProxy(r.redis.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestChaos00ProxyPartition(t *testing.T) {
 // Streams stay open with their heartbeats, /readyz fails then recovers, and every event Redis acknowledged reaches
 // every client once, in order.
 func TestChaos02RedisRestartAOF(t *testing.T) {
-	r := newRig(t, redistest.Options{AppendOnly: true})
+	r := newRig(t, rig.RedisOptions{AppendOnly: true})
 	o := r.redisOutage(r.startHub(r.redis.Addr), outageSpec{prefix: "s2", hold: time.Duration(scale(1500, 8000)) * time.Millisecond,
 		cut: r.redis.Kill, heal: func() {
 			if err := r.redis.Start(); err != nil {
@@ -279,7 +279,7 @@ func (r *scenario) redisOutage(h *Hub, o outageSpec) outage {
 // each must get an event: reset before the first event of the new history; nothing is skipped silently. A client
 // that reconnects afterwards with an old position gets a reset too.
 func TestChaos03RedisRestartEmpty(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	h := r.startHub(r.redis.Addr)
 	topics := topicNames("s3", 3)
 	fleet, ctx := runMixed(t, h.URL, topics, 4)

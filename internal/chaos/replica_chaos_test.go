@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scenario 4: two replicas; every client is on A when A is SIGKILLed. The clients reconnect to B with their
 // Last-Event-ID and miss nothing.
 func TestChaos04ReplicaKilled(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	a, b := r.startHub(r.redis.Addr), r.startHub(r.redis.Addr)
 	topics := topicNames("s4", 2)
 	ctx, fleet := connectedAcross(t, a, b, topics)
@@ -36,7 +36,7 @@ func TestChaos04ReplicaKilled(t *testing.T) {
 // Scenario 5: a rolling restart. SIGTERM ends A's streams with a fresh jittered retry: hint, A exits within its
 // shutdown timeout, the clients come back to B spread over the retry window; then A returns and B is rolled.
 func TestChaos05RollingRestart(t *testing.T) {
-	r := newRig(t, redistest.Options{})
+	r := newRig(t, rig.RedisOptions{})
 	env := []string{"HUB_SSE_RETRY=1s"} // the spread is the jitter of this hint, ±50%
 	a, b := r.startHub(r.redis.Addr, env...), r.startHub(r.redis.Addr, env...)
 	topics := topicNames("s5", 2)

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -22,7 +22,7 @@ import (
 // publishing and reading of the truth.
 type scenario struct {
 	t      *testing.T
-	redis  *redistest.Server
+	redis  *rig.Redis
 	rdb    redis.UniversalClient
 	prefix string
 	keys   pubsub.Keys
@@ -47,10 +47,10 @@ func clientsFor(t *testing.T, timeout time.Duration) (*http.Transport, context.C
 	return tr, ctx
 }
 
-func newRig(t *testing.T, opts redistest.Options) *scenario {
+func newRig(t *testing.T, opts rig.RedisOptions) *scenario {
 	t.Helper()
 	skipShort(t)
-	rs := redistest.StartReal(t, opts)
+	rs := rig.StartRedisWith(t, opts)
 	prefix := "chaos" + strings.ReplaceAll(strings.ToLower(t.Name()), "/", "_")
 	// Fail fast on a dead Redis rather than retrying in the background for long.
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: 1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})

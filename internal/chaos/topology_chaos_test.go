@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scenario 13 is scenario 11 with classic pub/sub (PUBLISH, broadcast to every node): the same three faults, the
@@ -20,12 +20,12 @@ func TestChaos13PublishThroughClusterFaultsClassicPubSub(t *testing.T) {
 // master SIGKILLed under load. The hubs follow the promotion through the authenticated sentinels.
 func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
 	skipShort(t)
-	s := redistest.StartSentinelWith(t, redistest.SentinelOptions{
+	s := rig.StartSentinelWith(t, rig.SentinelOptions{
 		Sentinels: 3, Password: "redis-pw", SentinelPassword: "sentinel-pw", DownAfter: time.Second,
 	})
 	r := newFailoverRig(t, s.URL())
 	scraped := r.run(topicNames("s14", 6), fault{"SIGKILL of the master", func() {
-		if err := redistest.WaitInSync(s.Replica.Addr, "redis-pw", 30*time.Second); err != nil {
+		if err := rig.WaitInSync(s.Replica.Addr, "redis-pw", 30*time.Second); err != nil {
 			t.Fatal(err) // a replica behind its master would lose what the master acknowledged
 		}
 		s.Master.Kill()
@@ -49,9 +49,9 @@ func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
 // resuming from a vanished id gets every stored event after it.
 func TestChaos15SentinelFailoverLosesAcknowledgedEvents(t *testing.T) {
 	skipShort(t)
-	var link *redistest.Link
-	s := redistest.StartSentinelWith(t, redistest.SentinelOptions{DownAfter: time.Second, ReplicaOf: func(master string) string {
-		link = redistest.StartLink(t, master, 200*time.Millisecond)
+	var link *rig.Link
+	s := rig.StartSentinelWith(t, rig.SentinelOptions{DownAfter: time.Second, ReplicaOf: func(master string) string {
+		link = rig.StartLink(t, master, 200*time.Millisecond)
 		return link.Addr
 	}})
 	r := newFailoverRig(t, s.URL())

@@ -12,13 +12,13 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/internal/cli"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // runJSON runs dispatch-test with args against a fresh real Redis and decodes its JSON report into v.
 func runJSON(t *testing.T, args []string, v any) error {
 	t.Helper()
-	srv := redistest.StartReal(t, redistest.Options{})
+	srv := rig.StartRedisWith(t, rig.RedisOptions{})
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), testFlags(&errOut), append(args, "--json"), &out, &errOut, srv.URL(), testLauncher(t), false)
 	if jerr := json.Unmarshal(out.Bytes(), v); jerr != nil {

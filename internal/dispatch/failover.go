@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/lease"
 )
 
@@ -94,19 +94,19 @@ func (r *failoverReport) add(x failoverRun) {
 
 // failoverRig is one run's Redis: the sentinel rig, the link in front of its master, and clients of it.
 type failoverRig struct {
-	owner    redistest.Owner
-	sentinel *redistest.Sentinel
-	link     *redistest.Link
-	near     *redistest.Server // with --zone-loss: a second replica, next to the master, that fails with it
+	owner    rig.Owner
+	sentinel *rig.Sentinel
+	link     *rig.Link
+	near     *rig.Redis // with --zone-loss: a second replica, next to the master, that fails with it
 }
 
 func startFailoverRig(cfg config) (*failoverRig, error) {
 	r := &failoverRig{}
 	err := r.owner.Do(func() {
-		r.sentinel = redistest.StartSentinelWith(&r.owner, redistest.SentinelOptions{
+		r.sentinel = rig.StartSentinelWith(&r.owner, rig.SentinelOptions{
 			DownAfter: 300 * time.Millisecond, FailoverTimeout: time.Minute,
 			ReplicaOf: func(master string) string {
-				r.link = redistest.StartLink(&r.owner, master, cfg.replDelay)
+				r.link = rig.StartLink(&r.owner, master, cfg.replDelay)
 				return r.link.Addr
 			},
 		})
@@ -122,10 +122,10 @@ func startFailoverRig(cfg config) (*failoverRig, error) {
 }
 
 // startReplica starts a replica of master and waits until it is in sync; call it inside owner.Do.
-func (r *failoverRig) startReplica(master string) *redistest.Server {
+func (r *failoverRig) startReplica(master string) *rig.Redis {
 	host, port, _ := net.SplitHostPort(master)
-	n := redistest.StartReal(&r.owner, redistest.Options{Args: []string{"--replicaof", host, port}})
-	if err := redistest.WaitInSync(n.Addr, "", 15*time.Second); err != nil {
+	n := rig.StartRedisWith(&r.owner, rig.RedisOptions{Args: []string{"--replicaof", host, port}})
+	if err := rig.WaitInSync(n.Addr, "", 15*time.Second); err != nil {
 		r.owner.Fatalf("%v", err)
 	}
 	return n
@@ -133,7 +133,7 @@ func (r *failoverRig) startReplica(master string) *redistest.Server {
 
 func (r *failoverRig) client() *redis.Client {
 	return redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName: redistest.MasterName, SentinelAddrs: r.sentinel.Addrs,
+		MasterName: rig.MasterName, SentinelAddrs: r.sentinel.Addrs,
 		DialTimeout: 500 * time.Millisecond, ReadTimeout: 2 * time.Second, MaxRetries: -1,
 	})
 }
@@ -165,12 +165,12 @@ func (r *failoverRig) fail(ctx context.Context, replicas int) (time.Duration, er
 
 func failoverOnce(ctx context.Context, cfg config, i int) (failoverRun, error) {
 	var out failoverRun
-	rig, err := startFailoverRig(cfg)
+	fr, err := startFailoverRig(cfg)
 	if err != nil {
 		return out, err
 	}
-	defer rig.owner.Close()
-	ca, cb := rig.client(), rig.client()
+	defer fr.owner.Close()
+	ca, cb := fr.client(), fr.client()
 	defer ca.Close()
 	defer cb.Close()
 	opts := func(holder string) lease.Options {
@@ -192,7 +192,7 @@ func failoverOnce(ctx context.Context, cfg config, i int) (failoverRun, error) {
 	granted := time.Now()
 	out.granted = true
 	defer la.Release(context.WithoutCancel(ctx))
-	if out.failover, err = rig.fail(ctx, cfg.minReplicas); err != nil {
+	if out.failover, err = fr.fail(ctx, cfg.minReplicas); err != nil {
 		return out, err
 	}
 	bctx, cancel := context.WithDeadline(ctx, granted.Add(cfg.ttl))

@@ -10,13 +10,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // runFailoverJSON runs dispatch-test --failover on rigs of its own and decodes the report.
 func runFailoverJSON(t *testing.T, minReplicas int, more ...string) (failoverReport, error) {
 	t.Helper()
-	testutil.Require(t, "redis-server", "dispatch-test --failover is not checked", "apt-get install -y redis-server")
+	rig.Require(t, "redis-server", "dispatch-test --failover is not checked", "apt-get install -y redis-server")
 	args := append([]string{"--failover", "--runs", "2", "--ttl", "6s", "--min-replicas", strconv.Itoa(minReplicas), "--json"}, more...)
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), testFlags(&errOut), args, &out, &errOut, "", testLauncher(t), false)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // On a terminal the default run draws its progress in place on stderr, elapsed against expected, and erases it
@@ -26,7 +26,7 @@ func TestProgressLine(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
-			var errOut testutil.SyncBuffer
+			var errOut rig.SyncBuffer
 			a := args
 			if c.json {
 				a = append([]string{"--json"}, args...)

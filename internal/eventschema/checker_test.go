@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // recorder is a hub.Broadcaster that keeps what it is given.
@@ -35,7 +35,7 @@ func newChecked(t *testing.T, mode Mode) checked {
 
 func (k checked) invalid(t *testing.T, typ, at string) float64 {
 	t.Helper()
-	v, ok := testutil.MetricValue(testutil.Gather(t, k.reg), "hub_events_invalid_total", "type="+typ, "at="+at)
+	v, ok := rig.MetricValue(rig.Gather(t, k.reg), "hub_events_invalid_total", "type="+typ, "at="+at)
 	if !ok {
 		t.Fatalf("hub_events_invalid_total{type=%s,at=%s} is not a series", typ, at)
 	}
@@ -192,7 +192,7 @@ func TestCheckerLogsAtMostTheBudgetAMinuteAcrossTopics(t *testing.T) {
 	if v := k.invalid(t, "progress", AtReceipt); v != 10000 {
 		t.Errorf("hub_events_invalid_total{type=progress,at=receipt} = %v, want 10000", v)
 	}
-	if v, _ := testutil.MetricValue(testutil.Gather(t, k.reg), "hub_events_invalid_logs_suppressed_total"); v != 10000-DefaultLogLines {
+	if v, _ := rig.MetricValue(rig.Gather(t, k.reg), "hub_events_invalid_logs_suppressed_total"); v != 10000-DefaultLogLines {
 		t.Errorf("hub_events_invalid_logs_suppressed_total = %v, want %d", v, 10000-DefaultLogLines)
 	}
 	now = now.Add(time.Minute)

@@ -10,12 +10,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/keyslot"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Of agrees with a real Redis's CLUSTER KEYSLOT (a cluster-enabled redis-server answers it).
 func TestOfAgreesWithRedis(t *testing.T) {
-	c := redistest.StartCluster(t, 3, 0, 2*time.Second)
+	c := rig.StartCluster(t, 3, 0, 2*time.Second)
 	rdb := redis.NewClient(&redis.Options{Addr: c.Addrs()[0]})
 	defer rdb.Close()
 	for _, k := range []string{"foo", "hub:{project.42}:events", "x", "{}", "{a", "a{}b", "{user1000}.following", strings.Repeat("z", 128)} {

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
-	hubtestutil "github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // clockedWatch is a watch looked at on a clock of whole seconds the test moves (a look a second, a gap of a minute),
@@ -114,7 +114,7 @@ func TestRunHandsGarbageBack(t *testing.T) {
 	garbage = nil
 	before := heapReleased()
 	churn.Add(1000) // the burst
-	hubtestutil.Eventually(t, 10*time.Second, "a trim after a burst that ended", func() bool { return testutil.ToFloat64(m.trims) >= 1 })
+	rig.Eventually(t, 10*time.Second, "a trim after a burst that ended", func() bool { return testutil.ToFloat64(m.trims) >= 1 })
 	if got := heapReleased() - before; got < 32<<20 {
 		t.Errorf("heap released rose by %d MiB after the trim, want at least 32 of the 64 MiB of garbage", got>>20)
 	}

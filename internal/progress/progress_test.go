@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // The line is redrawn in place: every frame starts with \r and clears the rest of the row, the text is cut to the
 // width, and Stop erases it and waits for the drawing goroutine.
 func TestLineRedrawsInPlace(t *testing.T) {
-	var out testutil.SyncBuffer
+	var out rig.SyncBuffer
 	var n atomic.Int64
 	l := Start(&out, 5*time.Millisecond, func() string {
 		if n.Add(1) == 2 {

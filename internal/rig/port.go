@@ -7,7 +7,7 @@ import (
 )
 
 // FreeAddr returns a loopback address (127.0.0.1:port) whose port was free a moment ago.
-func FreeAddr() (string, error) {
+func LoopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -19,7 +19,7 @@ func FreeAddr() (string, error) {
 // FreeBusAddr is FreeAddr for a Redis Cluster node: port+10000, its cluster bus, was free a moment ago too.
 func FreeBusAddr() (string, error) {
 	for range 50 {
-		a, err := FreeAddr()
+		a, err := LoopbackAddr()
 		if err != nil {
 			return "", err
 		}

@@ -65,7 +65,7 @@ func TestPoll(t *testing.T) {
 }
 
 func TestFreeAddrs(t *testing.T) {
-	for _, free := range []func() (string, error){FreeAddr, FreeBusAddr} {
+	for _, free := range []func() (string, error){LoopbackAddr, FreeBusAddr} {
 		a, err := free()
 		if err != nil {
 			t.Fatal(err)

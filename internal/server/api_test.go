@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // A publish body trickled slower than limits.request_read_timeout is cut with a 408, so it cannot hold a
@@ -34,7 +34,7 @@ func TestPublishBodyTimeout(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	start := time.Now()
-	status, body := testutil.RawRequest(t, strings.TrimPrefix(srv.URL, "http://"), "POST /publish HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
+	status, body := rig.RawRequest(t, strings.TrimPrefix(srv.URL, "http://"), "POST /publish HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
 	if status != http.StatusRequestTimeout || !strings.Contains(body, "not received within 200ms") {
 		t.Errorf("trickled publish = %d %q, want 408 with a JSON error", status, body)
 	}

@@ -19,8 +19,7 @@ import (
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/config"
 	"github.com/syncverse/hub/internal/eventschema"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tracing"
 	"github.com/syncverse/hub/pubsub"
 	"github.com/syncverse/hub/sse"
@@ -36,10 +35,10 @@ type edge struct {
 	Pub    *pubsub.Publisher
 	// Tracing is the edge's tracing: on with HUB_TRACING_ENABLED=true, exporting to the OTEL_* of env.
 	Tracing *tracing.Tracing
-	logs    *testutil.SyncBuffer // the edge's warnings and errors, one JSON object a line
+	logs    *rig.SyncBuffer // the edge's warnings and errors, one JSON object a line
 }
 
-func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
+func newEdge(t testing.TB, rs *rig.Redis, env ...string) *edge {
 	t.Helper()
 	return newEdgeOn(t, rs.Client(), env...)
 }
@@ -47,7 +46,7 @@ func newEdge(t testing.TB, rs *redistest.Server, env ...string) *edge {
 // newEdgeOn is newEdge on a client of the test's making (a Redis behind a proxy that stalls, one that is down).
 func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	t.Helper()
-	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rdb, logs: &testutil.SyncBuffer{}}
+	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rdb, logs: &rig.SyncBuffer{}}
 	vars := map[string]string{"HUB_REDIS_PREFIX": e.Prefix}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")

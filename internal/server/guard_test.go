@@ -16,9 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // commandCalls reads how many times Redis has run each of cmds (INFO commandstats).
@@ -43,7 +41,7 @@ func commandCalls(t testing.TB, rdb *redis.Client, cmds ...string) map[string]in
 // GET /topics filters by the grant before it asks Redis anything about a topic: a token for mine.* sees all of its
 // 20 topics among 3,000 others, the hub describes only those, and a grant that matches nothing costs nothing.
 func TestTopicsListingFiltersByGrant(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	h, _ := secureEdge(t, rs, "HUB_LIMITS_MAX_TOPICS_LISTED=50")
 	ctx := context.Background()
 	pipe := h.RDB.Pipeline()
@@ -105,7 +103,7 @@ func TestTopicsListingFiltersByGrant(t *testing.T) {
 
 // /topics/{topic}/... percent-decodes the topic, as encodeURIComponent sends it: wf%3A7 is wf:7.
 func TestTopicPathPercentDecoded(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureEdge(t, rs)
 	id := h.publish(t, "wf:7", "progress", `{"workflow":"wf-1","seq":1}`)
 	reader := signToken(t, auth.Grant{Subscribe: []string{"wf:*"}}, time.Hour)
@@ -135,10 +133,10 @@ func TestTopicPathPercentDecoded(t *testing.T) {
 
 // /events answers 401 with WWW-Authenticate: Bearer, like every other route.
 func TestEventsUnauthorizedChallenge(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, _ := secureEdge(t, rs)
 	for name, hdr := range map[string]http.Header{"no token": nil, "bad token": bearer("a.b.c")} {
-		c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("a"), hdr)
+		c := rig.OpenStreamWith(t, h.URL, rig.TopicQuery("a"), hdr)
 		c.Close()
 		if c.Status != http.StatusUnauthorized || !strings.HasPrefix(c.Header.Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("%s: GET /events = %d with WWW-Authenticate %q, want 401 with a Bearer challenge", name, c.Status,
@@ -150,7 +148,7 @@ func TestEventsUnauthorizedChallenge(t *testing.T) {
 // DNS rebinding: in anonymous mode a page whose host name now resolves to 127.0.0.1 sends its own name as Host (and
 // a matching Origin). Only addresses, localhost names and auth.allowed_hosts are served; probes answer anyone.
 func TestAnonymousHostAllowList(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := newEdge(t, rs, "HUB_AUTH_ALLOWED_HOSTS=hub.internal, console.example.com:8443")
 	port := h.Addr[strings.LastIndex(h.Addr, ":")+1:]
 	evil := "rebind.example:" + port
@@ -188,7 +186,7 @@ func TestAnonymousHostAllowList(t *testing.T) {
 	if n := h.RDB.XLen(context.Background(), h.StreamKey("rebind")).Val(); n != 0 {
 		t.Errorf("XLEN rebind = %d after a publish with a foreign Host, want 0", n)
 	}
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_http_rejected_total", "reason=host"); v != 6 {
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_http_rejected_total", "reason=host"); v != 6 {
 		t.Errorf("hub_http_rejected_total{reason=host} = %v, want 6", v)
 	}
 }
@@ -196,7 +194,7 @@ func TestAnonymousHostAllowList(t *testing.T) {
 // While Redis is down every route that needs it answers 503 "redis unavailable" with Retry-After, and no error
 // body names Redis's address or repeats its error text.
 func TestErrorsNameNoInternalAddress(t *testing.T) {
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	h := newEdge(t, rs)
 	rs.Kill()
 	port := rs.Addr[strings.LastIndex(rs.Addr, ":")+1:]
@@ -222,10 +220,10 @@ func TestErrorsNameNoInternalAddress(t *testing.T) {
 
 // HEAD works wherever GET does: same status, no body.
 func TestHeadWorksWhereGetDoes(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := newEdge(t, rs)
 	h.publish(t, "head", "progress", `{"workflow":"wf-1","seq":1}`)
-	testutil.Eventually(t, 5*time.Second, "GET /readyz = 200", func() bool {
+	rig.Eventually(t, 5*time.Second, "GET /readyz = 200", func() bool {
 		resp, err := http.Get(h.URL + "/readyz")
 		if err != nil {
 			return false
@@ -249,14 +247,14 @@ func TestHeadWorksWhereGetDoes(t *testing.T) {
 			t.Errorf("HEAD %s = %d with %d body bytes, want 200 and none", path, resp.StatusCode, n)
 		}
 	}
-	testutil.WaitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
+	rig.WaitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
 }
 
 // A request whose handler does not read its body, with a declared body that never comes, is answered at once and
 // its connection closed: net/http would otherwise wait for the body until limits.request_read_timeout (30 s here,
 // beyond the raw request's 5 s deadline) before answering.
 func TestUnreadBodyIsNotWaitedFor(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := newEdge(t, rs, "HUB_LIMITS_REQUEST_READ_TIMEOUT=30s")
 	for _, req := range []string{
 		"DELETE /auth/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n",
@@ -265,7 +263,7 @@ func TestUnreadBodyIsNotWaitedFor(t *testing.T) {
 	} {
 		line := strings.SplitN(req, "\r\n", 2)[0]
 		started := time.Now()
-		status, _ := testutil.RawRequest(t, h.Addr, req)
+		status, _ := rig.RawRequest(t, h.Addr, req)
 		if took := time.Since(started); status == 0 || took > 4*time.Second {
 			t.Errorf("%s with a body that never comes: %d after %v; want an answer at once", line, status, took)
 		}

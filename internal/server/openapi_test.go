@@ -13,8 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tokentest"
 )
 
@@ -36,7 +35,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // and JSON body as described; /events by its status and headers). Operations left without a validated answer fail.
 func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 	d := loadAPIDoc(t)
-	rs := redistest.StartReal(t, redistest.Options{})
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	anon := newEdge(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=512", "HUB_LIMITS_MAX_BODY_BYTES=2048")
 	secure := newEdge(t, rs, "HUB_AUTH_HMAC_SECRET="+tokentest.Secret, "HUB_AUTH_LOGIN_URL=https://login.example/hub")
 	rated := newEdge(t, rs, "HUB_LIMITS_PUBLISH_RATE=0.001", "HUB_LIMITS_PUBLISH_BURST=1")
@@ -216,7 +215,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 	}
 
 	// Redis down: the answers that say so, with Retry-After.
-	down := redistest.StartReal(t, redistest.Options{})
+	down := rig.StartRedisWith(t, rig.RedisOptions{})
 	gone := newEdge(t, down, "HUB_PRESENCE_ENABLED=true")
 	down.Kill()
 	for _, c := range []call{
@@ -238,7 +237,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 	if err := down.Start(); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 10*time.Second, "GET /readyz = 200 once Redis is back", func() bool {
+	rig.Eventually(t, 10*time.Second, "GET /readyz = 200 once Redis is back", func() bool {
 		return send(t, gone.URL, call{name: "readyz", path: "/readyz"}).status == http.StatusOK
 	})
 

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // auth.proxy_header, over real HTTP: believed from an address in limits.trusted_proxies (the test's 127.0.0.1),
 // ignored from any other, where the request is as anonymous as if it carried nothing.
 func TestProxyHeaderOnlyFromTrustedProxies(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	tok := signToken(t, auth.Grant{Subscribe: []string{"project.*"}}, time.Hour)
 	hdr := http.Header{"X-Forwarded-Access-Token": {tok}}
 	for _, c := range []struct {

@@ -12,8 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // postPublish sends one POST /publish and returns the status and the answer's id, duplicate flag and error.
@@ -40,7 +39,7 @@ func postPublish(t *testing.T, base, body string, header http.Header) (status in
 // same key again, also from several requests at once, answers 202 with the first id and "duplicate": true, and the
 // stream holds one event per key.
 func TestPublishIdempotencyKey(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	e := newEdge(t, rs)
 	body := `{"topic":"t","data":{"workflow":"wf-1"}}`
 	status, first, dup, msg := postPublish(t, e.URL, body, http.Header{"Idempotency-Key": {`"wf-1/a"`}})
@@ -73,15 +72,15 @@ func TestPublishIdempotencyKey(t *testing.T) {
 	if n, err := e.RDB.XLen(t.Context(), e.StreamKey("t")).Result(); err != nil || n != 2 || fresh != 1 {
 		t.Errorf("after 2 keys sent 10 times: XLEN %d, %v, %d answers not duplicate; want 2 events and 1", n, err, fresh)
 	}
-	fams := testutil.Scrape(t, e.URL)
-	testutil.WantByLabel(t, fams, "hub_http_publish_total", "outcome", map[string]float64{"ok": 2, "duplicate": 8})
+	fams := rig.Scrape(t, e.URL)
+	rig.WantByLabel(t, fams, "hub_http_publish_total", "outcome", map[string]float64{"ok": 2, "duplicate": 8})
 }
 
 // What POST /publish refuses with 400 or 413 and a clear error, storing nothing: keys the contract does not allow,
 // a header and a body that disagree, the hub's own event types, and JSON that Go accepts but the script's decoder
 // does not (before, those two came back as 503 "redis unavailable" and counted as an outage).
 func TestPublishRefusals(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	e := newEdge(t, rs)
 	deep := strings.Repeat("[", 1001) + strings.Repeat("]", 1001)
 	calls := []call{
@@ -106,7 +105,7 @@ func TestPublishRefusals(t *testing.T) {
 // agent A's event with the same key nor shows A its id; A's key reused with other data answers 409 and stores
 // nothing.
 func TestPublishIdempotencyKeysArePerSubject(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	e, admin := secureEdge(t, rs)
 	now := time.Now()
 	token := func(sub string, publish ...string) http.Header {
@@ -132,7 +131,7 @@ func TestPublishIdempotencyKeysArePerSubject(t *testing.T) {
 	if n, err := e.RDB.XLen(t.Context(), e.StreamKey("shared.t")).Result(); err != nil || n != 2 {
 		t.Errorf("XLEN = %d, %v; want 2 (B's and A's events)", n, err)
 	}
-	if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, e.URL, admin), "hub_http_publish_total", "outcome=conflict"); v != 1 {
+	if v, _ := rig.MetricValue(rig.ScrapeWith(t, e.URL, admin), "hub_http_publish_total", "outcome=conflict"); v != 1 {
 		t.Errorf("hub_http_publish_total{outcome=conflict} = %v, want 1", v)
 	}
 }

@@ -10,8 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // rawGet sends GET path (header: more header lines, each ending in CRLF) on a connection of its own that gives up
@@ -65,14 +64,14 @@ func readyzWithin(t *testing.T, addr string) (string, time.Duration) {
 // including a resume whose replay must wait for Redis.
 func TestRedisAwayProbesAndStreamsAnswer(t *testing.T) {
 	const slack = 2 * time.Second
-	rs := redistest.StartReal(t, redistest.Options{})
-	link := redistest.StartLink(t, rs.Addr, 0)
+	rs := rig.StartRedisWith(t, rig.RedisOptions{})
+	link := rig.StartLink(t, rs.Addr, 0)
 	rdb := redis.NewClient(&redis.Options{Addr: link.Addr})
 	t.Cleanup(func() { rdb.Close() })
 	e := newEdgeOn(t, rdb, "HUB_SSE_HEARTBEAT=1s")
 	id := e.publish(t, "t", "progress", `{"n":1}`)
 	// Ready once its subscriber is up and a ping answers within 800 ms: on a loaded machine, not at the first ask.
-	testutil.Eventually(t, 10*time.Second, "/readyz answering 200 with Redis up", func() bool {
+	rig.Eventually(t, 10*time.Second, "/readyz answering 200 with Redis up", func() bool {
 		st, _ := readyzWithin(t, e.Addr)
 		return strings.Contains(st, " 200 ")
 	})

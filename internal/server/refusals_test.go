@@ -9,14 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // A publish that breaks a rule is refused with a clear error, and nothing reaches Redis.
 func TestBadPublishesAreRefused(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := newEdge(t, rs, "HUB_LIMITS_MAX_EVENT_BYTES=1024", "HUB_LIMITS_MAX_BODY_BYTES=2048")
 	big := `{"blob":"` + strings.Repeat("x", 1100) + `"}`
 	huge := `{"blob":"` + strings.Repeat("x", 3000) + `"}`
@@ -58,7 +56,7 @@ func TestBadPublishesAreRefused(t *testing.T) {
 
 // Requests the hub cannot serve get 400 and a JSON error before any streaming starts.
 func TestBadEventsRequestsGetJSONErrors(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := newEdge(t, rs)
 	many := make([]string, 33)
 	for i := range many {
@@ -71,26 +69,26 @@ func TestBadEventsRequestsGetJSONErrors(t *testing.T) {
 		errHas string
 	}{
 		{"no topic", url.Values{}, "", "missing topic"},
-		{"space in topic", ssetest.TopicQuery("a b"), "", "invalid topic"},
-		{"reserved braces", ssetest.TopicQuery("{a}"), "", "invalid topic"},
-		{"pattern star", ssetest.TopicQuery("a*"), "", "invalid topic"},
-		{"empty topic", ssetest.TopicQuery(""), "", "invalid topic"},
-		{"newline in topic", ssetest.TopicQuery("a\nb"), "", "invalid topic"},
-		{"too long topic", ssetest.TopicQuery(strings.Repeat("x", 129)), "", "invalid topic"},
-		{"too many topics", ssetest.TopicQuery(many...), "", "too many topics"},
-		{"garbage Last-Event-ID", ssetest.TopicQuery("a"), "garbage", "invalid Last-Event-ID"},
-		{"three-part id", ssetest.TopicQuery("a"), "1-2-3", "invalid Last-Event-ID"},
-		{"negative id", ssetest.TopicQuery("a"), "-1-0", "invalid Last-Event-ID"},
-		{"bare id for two topics", ssetest.TopicQuery("a", "b"), "1-0", "invalid Last-Event-ID"},
-		{"cursor with bad id", ssetest.TopicQuery("a", "b"), "a=1-0;b=x", "invalid Last-Event-ID"},
-		{"cursor naming a topic twice", ssetest.TopicQuery("a", "b"), "a=1-0;a=2-0", "invalid Last-Event-ID"},
+		{"space in topic", rig.TopicQuery("a b"), "", "invalid topic"},
+		{"reserved braces", rig.TopicQuery("{a}"), "", "invalid topic"},
+		{"pattern star", rig.TopicQuery("a*"), "", "invalid topic"},
+		{"empty topic", rig.TopicQuery(""), "", "invalid topic"},
+		{"newline in topic", rig.TopicQuery("a\nb"), "", "invalid topic"},
+		{"too long topic", rig.TopicQuery(strings.Repeat("x", 129)), "", "invalid topic"},
+		{"too many topics", rig.TopicQuery(many...), "", "too many topics"},
+		{"garbage Last-Event-ID", rig.TopicQuery("a"), "garbage", "invalid Last-Event-ID"},
+		{"three-part id", rig.TopicQuery("a"), "1-2-3", "invalid Last-Event-ID"},
+		{"negative id", rig.TopicQuery("a"), "-1-0", "invalid Last-Event-ID"},
+		{"bare id for two topics", rig.TopicQuery("a", "b"), "1-0", "invalid Last-Event-ID"},
+		{"cursor with bad id", rig.TopicQuery("a", "b"), "a=1-0;b=x", "invalid Last-Event-ID"},
+		{"cursor naming a topic twice", rig.TopicQuery("a", "b"), "a=1-0;a=2-0", "invalid Last-Event-ID"},
 		{"bad query cursor", url.Values{"topic": {"a"}, "last_event_id": {"nope"}}, "", "invalid Last-Event-ID"},
-		{"oversized cursor", ssetest.TopicQuery("a"), strings.Repeat("1", 9000), "invalid Last-Event-ID"},
+		{"oversized cursor", rig.TopicQuery("a"), strings.Repeat("1", 9000), "invalid Last-Event-ID"},
 		{"negative history", url.Values{"topic": {"a"}, "history": {"-1"}}, "", "history"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := ssetest.Open(t, h.URL, tc.query, tc.header)
+			c := rig.OpenStream(t, h.URL, tc.query, tc.header)
 			var e struct{ Error string }
 			_ = json.Unmarshal([]byte(c.Body), &e)
 			if c.Status != http.StatusBadRequest || !strings.Contains(e.Error, tc.errHas) {
@@ -101,7 +99,7 @@ func TestBadEventsRequestsGetJSONErrors(t *testing.T) {
 			}
 		})
 	}
-	if v, _ := testutil.MetricValue(testutil.Scrape(t, h.URL), "hub_subscriptions"); v != 0 {
+	if v, _ := rig.MetricValue(rig.Scrape(t, h.URL), "hub_subscriptions"); v != 0 {
 		t.Errorf("hub_subscriptions = %v after refused requests, want 0", v)
 	}
 }

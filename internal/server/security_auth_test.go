@@ -17,15 +17,13 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Each authentication and authorization rule, end to end: the request, the status, the JSON error, and that it
 // left nothing behind (no event stored, no subscription or stream open).
 func TestAuthRules(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureEdge(t, rs)
 	now := time.Now()
 	g := auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}
@@ -72,7 +70,7 @@ func TestAuthRules(t *testing.T) {
 	}, quiet(h, admin, "project.42", "project.43", "secret", "ops", "project.1"))
 
 	for _, r := range []string{"no_token", "expired", "bad_token", "query_token", "forbidden"} {
-		if v, _ := testutil.MetricValue(testutil.ScrapeWith(t, h.URL, admin), "hub_http_rejected_total", "reason="+r); v == 0 {
+		if v, _ := rig.MetricValue(rig.ScrapeWith(t, h.URL, admin), "hub_http_rejected_total", "reason="+r); v == 0 {
 			t.Errorf("hub_http_rejected_total{reason=%q} = 0, want the refusals counted", r)
 		}
 	}
@@ -83,13 +81,13 @@ func TestAuthRules(t *testing.T) {
 
 // The allowed paths work with each way of carrying the token, and /topics shows only the topics a token may read.
 func TestAuthAllowedPaths(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureEdge(t, rs)
 	h.publish(t, "project.1", "progress", `{"workflow":"wf-1","seq":1}`)
 	h.publish(t, "secret", "progress", `{"workflow":"wf-1","seq":1}`)
 	tok := signToken(t, auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}, time.Hour)
 
-	c := ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("project.1", "project.42"), http.Header{"Cookie": {"hub_token=" + tok}, "Last-Event-Id": {"project.42=0-0"}})
+	c := rig.OpenStreamWith(t, h.URL, rig.TopicQuery("project.1", "project.42"), http.Header{"Cookie": {"hub_token=" + tok}, "Last-Event-Id": {"project.42=0-0"}})
 	if c.Status != http.StatusOK {
 		t.Fatalf("GET /events with the cookie = %d %s", c.Status, c.Body)
 	}
@@ -118,12 +116,12 @@ func TestAuthAllowedPaths(t *testing.T) {
 	if len(list.Topics) != 2 {
 		t.Errorf("GET /topics = %+v, want project.1 and project.42", list.Topics)
 	}
-	testutil.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	rig.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
 }
 
 // HS/RS confusion and the other public-key rules, on a hub that verifies RS256 only.
 func TestAuthPublicKeyConfusion(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
 	der, _ := x509.MarshalPKIXPublicKey(&rsaKey.PublicKey)
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})

@@ -7,14 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Hostile input: CR, LF and NUL in topic, type and cursor, oversized cursors and topic lists. Each is refused
 // with a clear error before anything is stored or subscribed.
 func TestHostileInput(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureEdge(t, rs)
 	auth := bearer(admin)
 	pub := func(topic, typ string) call {
@@ -55,7 +54,7 @@ func TestHostileInput(t *testing.T) {
 		{"bare CR in the Last-Event-ID header", "GET /events?topic=in HTTP/1.1\r\nHost: h\r\nLast-Event-ID: 1-0\revent: x\r\n\r\n", 400, "400 Bad Request"},
 	}
 	for _, r := range raw {
-		status, body := testutil.RawRequest(t, h.Addr, r.request)
+		status, body := rig.RawRequest(t, h.Addr, r.request)
 		if status != r.status || body != r.body {
 			t.Errorf("%s = %d %q, want %d %q", r.name, status, body, r.status, r.body)
 		}
@@ -65,7 +64,7 @@ func TestHostileInput(t *testing.T) {
 
 // With a header limit large enough to carry them, 10,000 topics reach the handler and get its JSON refusal.
 func TestTenThousandTopics(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureEdge(t, rs, "HUB_LIMITS_MAX_HEADER_BYTES=1048576")
 	check(t, h.URL, []call{
 		{name: "10,000 topics", path: "/events?" + manyTopics(10000), header: bearer(admin), status: 400, errHas: "too many topics: 10000, at most 32"},

@@ -7,19 +7,17 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // One connection over each limit: per client address (X-Forwarded-For believed from the trusted proxy only, and
 // only its right-most entry) and global. A refused request holds no slot and leaves no subscription.
 func TestConnectionLimits(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h := newEdge(t, rs, "HUB_LIMITS_MAX_CONNECTIONS=3", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=1", "HUB_LIMITS_TRUSTED_PROXIES=127.0.0.1")
 	xff := func(v string) http.Header { return http.Header{"X-Forwarded-For": {v}} }
-	open := func(hdr http.Header) *ssetest.Client {
-		return ssetest.OpenWith(t, h.URL, ssetest.TopicQuery("limited"), hdr)
+	open := func(hdr http.Header) *rig.Stream {
+		return rig.OpenStreamWith(t, h.URL, rig.TopicQuery("limited"), hdr)
 	}
 	steps := []struct {
 		name   string
@@ -34,7 +32,7 @@ func TestConnectionLimits(t *testing.T) {
 		{"the proxy itself", nil, 200, ""},
 		{"fourth stream: over the global limit", xff("198.51.100.3"), 503, "connection limit (3 streams)"},
 	}
-	var held []*ssetest.Client
+	var held []*rig.Stream
 	for _, s := range steps {
 		c := open(s.hdr)
 		if c.Status == http.StatusOK {
@@ -48,17 +46,17 @@ func TestConnectionLimits(t *testing.T) {
 			t.Errorf("%s: %d without Retry-After", s.name, c.Status)
 		}
 	}
-	fams := testutil.Scrape(t, h.URL)
+	fams := rig.Scrape(t, h.URL)
 	for name, want := range map[string]float64{"hub_sse_connections_active": 3, "hub_subscriptions": 3} {
-		if v, _ := testutil.MetricValue(fams, name); v != want {
+		if v, _ := rig.MetricValue(fams, name); v != want {
 			t.Errorf("%s = %v with 3 streams held, want %v", name, v, want)
 		}
 	}
-	testutil.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"conn_per_ip": 2, "conn_limit": 1})
+	rig.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"conn_per_ip": 2, "conn_limit": 1})
 	for _, c := range held {
 		c.Close()
 	}
-	testutil.WaitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
+	rig.WaitZero(t, h.URL, "", "hub_subscriptions", "hub_sse_connections_active")
 	if c := open(xff("198.51.100.1")); c.Status != http.StatusOK {
 		t.Errorf("after the streams closed: GET /events = %d %s, want the slot back", c.Status, c.Body)
 	}
@@ -67,7 +65,7 @@ func TestConnectionLimits(t *testing.T) {
 // The publish rate per token (429 + Retry-After), the body limit (413), and CORS: preflight and writes from an
 // origin not on the list are refused, a listed origin gets credentials.
 func TestPublishAndOriginLimits(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, admin := secureEdge(t, rs, "HUB_LIMITS_PUBLISH_RATE=0.5", "HUB_LIMITS_PUBLISH_BURST=2",
 		"HUB_CORS_ALLOWED_ORIGINS=https://console.example.com, https://ops.example.com")
 	other := signToken(t, auth.Grant{Publish: []string{"rate"}}, time.Hour)
@@ -112,9 +110,9 @@ func TestPublishAndOriginLimits(t *testing.T) {
 	if r.header.Get("Access-Control-Allow-Origin") != "" || r.header.Get("Access-Control-Allow-Credentials") != "" {
 		t.Errorf("GET /events from an unlisted origin carries CORS headers %v", r.header)
 	}
-	testutil.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
-	fams := testutil.ScrapeWith(t, h.URL, admin)
-	testutil.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"publish_rate": 1, "origin": 2})
+	rig.WaitZero(t, h.URL, admin, "hub_subscriptions", "hub_sse_connections_active")
+	fams := rig.ScrapeWith(t, h.URL, admin)
+	rig.WantByLabel(t, fams, "hub_http_rejected_total", "reason", map[string]float64{"publish_rate": 1, "origin": 2})
 }
 
 // With metrics.listen, /metrics moves to its own listener (open, for the scraper) and leaves the main one.

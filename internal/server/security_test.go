@@ -13,8 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tokentest"
 )
 
@@ -22,7 +21,7 @@ const testSecret = tokentest.Secret
 
 // secureEdge serves the edge with HS256 auth (anonymous off) and returns it with a token that may read and publish
 // everything, for the checks that must see past the rules under test.
-func secureEdge(t *testing.T, rs *redistest.Server, env ...string) (*edge, string) {
+func secureEdge(t *testing.T, rs *rig.Redis, env ...string) (*edge, string) {
 	t.Helper()
 	h := newEdge(t, rs, append([]string{"HUB_AUTH_HMAC_SECRET=" + testSecret}, env...)...)
 	return h, signToken(t, auth.Grant{Subscribe: []string{"*"}, Publish: []string{"*"}}, time.Hour)
@@ -31,7 +30,7 @@ func secureEdge(t *testing.T, rs *redistest.Server, env ...string) (*edge, strin
 // signToken is the HS256 token of these tests (tokentest owns the secret and the signing).
 var signToken = tokentest.Sign
 
-func bearer(tok string) http.Header { return testutil.Bearer(tok) }
+func bearer(tok string) http.Header { return rig.Bearer(tok) }
 
 // forge signs arbitrary claims with any method and key, for the tokens the hub must refuse.
 func forge(t testing.TB, m jwt.SigningMethod, key any, claims jwt.MapClaims) string {
@@ -136,7 +135,7 @@ func quiet(h *edge, token string, topics ...string) func(t *testing.T) {
 				t.Errorf("XLEN %s = %d, want 0: a refused request published", topic, n)
 			}
 		}
-		testutil.WaitZero(t, h.URL, token, "hub_subscriptions", "hub_sse_connections_active")
+		rig.WaitZero(t, h.URL, token, "hub_subscriptions", "hub_sse_connections_active")
 	}
 }
 

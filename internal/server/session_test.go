@@ -17,7 +17,7 @@ import (
 
 	"github.com/syncverse/hub/auth"
 	"github.com/syncverse/hub/internal/config"
-	"github.com/syncverse/hub/internal/redistest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // sessionCall sends one request to /auth/session and returns the answer, its body read.
@@ -68,7 +68,7 @@ func decodeSession(t *testing.T, b []byte) sessionReply {
 // Signing in with a token, by header or form, sets an HttpOnly, SameSite=Strict cookie that ends with the token;
 // the cookie then works on every route, GET says who is signed in, DELETE signs out.
 func TestSessionSignInAndOut(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, _ := secureEdge(t, rs, "HUB_AUTH_LOGIN_URL=https://sso.example.com/hub")
 	g := auth.Grant{Subscribe: []string{"project.*"}, Publish: []string{"project.42"}}
 	tok := signToken(t, g, 30*time.Minute)
@@ -121,7 +121,7 @@ func TestSessionSignInAndOut(t *testing.T) {
 
 // A token that does not verify sets no cookie and says why; so does a request without one.
 func TestSessionRefusals(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, _ := secureEdge(t, rs)
 	now := time.Now()
 	g := auth.Grant{Subscribe: []string{"a"}}
@@ -166,7 +166,7 @@ func TestSessionRefusals(t *testing.T) {
 
 // Off loopback the cookie is Secure; a hub without auth has no session to sign in to but says who everyone is.
 func TestSessionSecureCookieAndAnonymousHub(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	h, _ := secureEdge(t, rs, "HUB_LISTEN=0.0.0.0:8080")
 	resp, b := sessionCall(t, h.URL, "POST", bearer(signToken(t, auth.Grant{Subscribe: []string{"a"}}, time.Hour)), nil)
 	if c := sessionCookie(t, resp); resp.StatusCode != 200 || c == nil || !c.Secure {
@@ -185,7 +185,7 @@ func TestSessionSecureCookieAndAnonymousHub(t *testing.T) {
 
 // A plain IdP-style token whose groups map to roles in config.yaml gets exactly the roles' patterns, over HTTP.
 func TestSessionGrantFromRoles(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(`auth:
   roles_claim: realm_access.roles
@@ -214,7 +214,7 @@ func TestSessionGrantFromRoles(t *testing.T) {
 // came over https (not when anyone else says so); always makes it so on plain loopback HTTP, never never. The
 // __Host- cookie signs the browser in, and signing out clears both names.
 func TestSessionCookieSecureBehindAProxy(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := rig.StartRedis(t)
 	tok := signToken(t, auth.Grant{Subscribe: []string{"a"}}, time.Hour)
 	host := auth.HostCookie(auth.DefaultCookie)
 	signIn := func(h *edge, xfp string) *http.Cookie {

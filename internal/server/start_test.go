@@ -7,12 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // nextFrame is the stream's next frame that is not the retry hint or a comment.
-func nextFrame(t *testing.T, s *ssetest.Client) ssetest.Frame {
+func nextFrame(t *testing.T, s *rig.Stream) rig.Frame {
 	t.Helper()
 	for {
 		if f := s.Next(10 * time.Second); f.Retry == "" && f.Comment == "" {
@@ -25,7 +24,7 @@ func nextFrame(t *testing.T, s *ssetest.Client) ssetest.Frame {
 // topic still holds from its oldest event, with no reset for what was trimmed before it; 0-0 in its place is a
 // position whose successors are gone, answered with a reset.
 func TestEventsFromEarliest(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}))
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}))
 	var ids []string
 	for i := range 5 {
 		ids = append(ids, e.publish(t, "t", "progress", `{"workflow":"wf-`+string(rune('1'+i))+`"}`))
@@ -44,7 +43,7 @@ func TestEventsFromEarliest(t *testing.T) {
 		if c.query != "" {
 			q.Set("last_event_id", c.query)
 		}
-		s := ssetest.Open(t, e.URL, q, c.header)
+		s := rig.OpenStream(t, e.URL, q, c.header)
 		var got []string
 		for range 3 {
 			f := nextFrame(t, s)
@@ -58,7 +57,7 @@ func TestEventsFromEarliest(t *testing.T) {
 			t.Errorf("%s: earliest replayed %q, want the 3 retained %q", c.name, got, ids[2:])
 		}
 	}
-	s := ssetest.Open(t, e.URL, url.Values{"topic": {"t"}}, "0-0")
+	s := rig.OpenStream(t, e.URL, url.Values{"topic": {"t"}}, "0-0")
 	defer s.Close()
 	if f := nextFrame(t, s); f.Event != "reset" {
 		t.Errorf("Last-Event-ID 0-0 after a trim: first frame %+v, want a reset", f)
@@ -69,34 +68,34 @@ func TestEventsFromEarliest(t *testing.T) {
 // client that reconnects with it as Last-Event-ID resumes from, missing nothing published in between. Without it
 // no such frame is sent; another value is refused.
 func TestEventsStartID(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}))
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}))
 	last := e.publish(t, "t", "progress", `{"workflow":"wf-1"}`)
-	s := ssetest.Open(t, e.URL, url.Values{"topic": {"t"}, "start_id": {"1"}}, "")
+	s := rig.OpenStream(t, e.URL, url.Values{"topic": {"t"}, "start_id": {"1"}}, "")
 	f := nextFrame(t, s)
 	if !f.HasID || f.ID != last || f.Event != "" || f.Data != "" {
 		t.Fatalf("start_id=1: first frame %+v, want an id-only frame with %s", f, last)
 	}
 	s.Close()
 	missed := e.publish(t, "t", "progress", `{"workflow":"wf-2"}`)
-	again := ssetest.Open(t, e.URL, url.Values{"topic": {"t"}}, f.ID)
+	again := rig.OpenStream(t, e.URL, url.Values{"topic": {"t"}}, f.ID)
 	defer again.Close()
 	if g := nextFrame(t, again); g.ID != missed {
 		t.Errorf("resumed from the start id %s: frame %+v, want the event published meanwhile (%s)", f.ID, g, missed)
 	}
 
-	multi := ssetest.Open(t, e.URL, url.Values{"topic": {"t", "empty"}, "start_id": {"1"}}, "")
+	multi := rig.OpenStream(t, e.URL, url.Values{"topic": {"t", "empty"}, "start_id": {"1"}}, "")
 	defer multi.Close()
 	if g := nextFrame(t, multi); g.ID != "t="+missed+";empty=0-0" || g.Event != "" {
 		t.Errorf("start_id=1 on two topics: first frame %+v, want the cursor t=%s;empty=0-0", g, missed)
 	}
 
-	plain := ssetest.Open(t, e.URL, url.Values{"topic": {"t"}, "history": {"1"}}, "")
+	plain := rig.OpenStream(t, e.URL, url.Values{"topic": {"t"}, "history": {"1"}}, "")
 	defer plain.Close()
 	if g := nextFrame(t, plain); g.ID != missed || g.Event != "progress" {
 		t.Errorf("without start_id: first frame %+v, want the replayed event %s (no id-only frame)", g, missed)
 	}
 
-	bad := ssetest.Open(t, e.URL, url.Values{"topic": {"t"}, "start_id": {"yes"}}, "")
+	bad := rig.OpenStream(t, e.URL, url.Values{"topic": {"t"}, "start_id": {"yes"}}, "")
 	if bad.Status != http.StatusBadRequest {
 		t.Errorf("start_id=yes: status %d %s, want 400", bad.Status, bad.Body)
 	}

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tracing/tracingtest"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -24,9 +22,9 @@ const (
 // waitLive returns once the stream c receives topic's events as the subscriber broadcasts them (a stream opened
 // without a position starts where the hub's live feed of the topic does): it publishes probes, untraced, until one
 // arrives.
-func waitLive(t *testing.T, e *edge, c *ssetest.Client, topic string) {
+func waitLive(t *testing.T, e *edge, c *rig.Stream, topic string) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, "a probe event on the stream", func() bool {
+	rig.Eventually(t, 20*time.Second, "a probe event on the stream", func() bool {
 		e.publish(t, topic, "", `{"probe":true}`)
 		for {
 			select {
@@ -56,13 +54,13 @@ func flush(t *testing.T, e *edge) {
 // of that), and the fan-out of the event to the streams (a child of the publisher's span, which the event carries).
 // The event is stored and delivered with the publisher's traceparent.
 func TestTracingSpansOfAPublish(t *testing.T) {
-	rs := redistest.Start(t) // a real redis-server
+	rs := rig.StartRedis(t) // a real redis-server
 	recv := tracingtest.Start(t)
 	e := newEdge(t, rs, "HUB_TRACING_ENABLED=true", "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_SERVICE_NAME=hub-under-test")
 	if !e.Tracing.Enabled() {
 		t.Fatal("HUB_TRACING_ENABLED=true: tracing is off")
 	}
-	c := ssetest.Open(t, e.URL, ssetest.TopicQuery("traced"), "")
+	c := rig.OpenStream(t, e.URL, rig.TopicQuery("traced"), "")
 	defer c.Close()
 	waitLive(t, e, c, "traced")
 	status, id, _, msg := postPublish(t, e.URL, `{"topic":"traced","data":{"n":1}}`, http.Header{"Traceparent": {traceparent},
@@ -120,7 +118,7 @@ func one(t *testing.T, recv *tracingtest.Receiver, name string) tracingtest.Span
 // is stored without one. With tracing on, the hub's publish span then starts a trace of its own, and the event carries
 // that one instead.
 func TestPublishIgnoresAnInvalidTraceparent(t *testing.T) {
-	rs := redistest.Start(t) // a real redis-server
+	rs := rig.StartRedis(t) // a real redis-server
 	recv := tracingtest.Start(t)
 	bad := []string{"00-" + strings.ToUpper(publisherTrace) + "-" + publisherSpan + "-01", "garbage", traceparent + "-x",
 		"00-00000000000000000000000000000000-" + publisherSpan + "-01"}
@@ -172,7 +170,7 @@ func TestPublishIgnoresAnInvalidTraceparent(t *testing.T) {
 
 // Tracing off (the default) exports nothing, though the traceparent is still stored and delivered.
 func TestTracingOffExportsNothing(t *testing.T) {
-	rs := redistest.Start(t) // a real redis-server
+	rs := rig.StartRedis(t) // a real redis-server
 	recv := tracingtest.Start(t)
 	for _, env := range [][]string{
 		{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL},
@@ -182,7 +180,7 @@ func TestTracingOffExportsNothing(t *testing.T) {
 		if e.Tracing.Enabled() {
 			t.Fatalf("%v: tracing is on", env)
 		}
-		c := ssetest.Open(t, e.URL, ssetest.TopicQuery("quiet"), "quiet=0-0")
+		c := rig.OpenStream(t, e.URL, rig.TopicQuery("quiet"), "quiet=0-0")
 		status, id, _, msg := postPublish(t, e.URL, `{"topic":"quiet","data":{"n":1}}`, http.Header{"Traceparent": {traceparent}})
 		if status != http.StatusAccepted {
 			t.Fatalf("%v: POST /publish = %d %q", env, status, msg)

@@ -10,16 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/syncverse/hub/internal/redistest"
-	"github.com/syncverse/hub/internal/ssetest"
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // liveStream opens a fresh /events stream on topic and returns it once the hub's live feed of the topic runs: a
 // fresh stream replays nothing, so the first probe it shows came through the subscriber, and so does what follows.
-func liveStream(t *testing.T, e *edge, topic string) *ssetest.Client {
+func liveStream(t *testing.T, e *edge, topic string) *rig.Stream {
 	t.Helper()
-	s := ssetest.Open(t, e.URL, ssetest.TopicQuery(topic), "")
+	s := rig.OpenStream(t, e.URL, rig.TopicQuery(topic), "")
 	t.Cleanup(s.Close)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -37,7 +35,7 @@ func liveStream(t *testing.T, e *edge, topic string) *ssetest.Client {
 }
 
 // nextNonProbe is the next event on s that is not liveStream's probe.
-func nextNonProbe(t *testing.T, s *ssetest.Client) ssetest.Frame {
+func nextNonProbe(t *testing.T, s *rig.Stream) rig.Frame {
 	t.Helper()
 	for {
 		if f := s.NextEvent(10 * time.Second); f.Data != `{"workflow":"probe"}` {
@@ -49,7 +47,7 @@ func nextNonProbe(t *testing.T, s *ssetest.Client) ssetest.Frame {
 // invalidCount is hub_events_invalid_total{type,at} on the edge.
 func invalidCount(t *testing.T, e *edge, typ, at string) float64 {
 	t.Helper()
-	v, ok := testutil.MetricValue(testutil.Scrape(t, e.URL), "hub_events_invalid_total", "type="+typ, "at="+at)
+	v, ok := rig.MetricValue(rig.Scrape(t, e.URL), "hub_events_invalid_total", "type="+typ, "at="+at)
 	if !ok {
 		t.Fatalf("hub_events_invalid_total{type=%s,at=%s} is not a series", typ, at)
 	}
@@ -74,7 +72,7 @@ func warnings(t *testing.T, e *edge) []map[string]any {
 // type; the hub's own types are still refused as such, a type without a schema is not looked at, and every example
 // of docs/schemas that an agent may publish goes through.
 func TestPublishStrictRefusesDataThatDoesNotMatch(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}), "HUB_EVENTS_VALIDATION=strict")
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}), "HUB_EVENTS_VALIDATION=strict")
 	for _, c := range []struct{ body, want string }{
 		{`{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, "progress data does not match docs/schemas/progress.json: progress: 40 is not between 0 and 1"},
 		{`{"topic":"t","type":"progress","data":{"workflow":"wf-1","status":"runing"}}`, `status: "runing" is not one of queued, running, succeeded, failed, cancelled`},
@@ -88,11 +86,11 @@ func TestPublishStrictRefusesDataThatDoesNotMatch(t *testing.T) {
 	if n := e.xlen(t, "t"); n != 0 {
 		t.Errorf("after refused publishes XLEN = %d, want 0", n)
 	}
-	fams := testutil.Scrape(t, e.URL)
-	if v, _ := testutil.MetricValue(fams, "hub_http_publish_total", "outcome=invalid"); v != 4 {
+	fams := rig.Scrape(t, e.URL)
+	if v, _ := rig.MetricValue(fams, "hub_http_publish_total", "outcome=invalid"); v != 4 {
 		t.Errorf("hub_http_publish_total{outcome=invalid} = %v, want 4", v)
 	}
-	testutil.WantByLabel(t, fams, "hub_events_invalid_total", "type", map[string]float64{"progress": 2, "lock": 1}, "at=publish")
+	rig.WantByLabel(t, fams, "hub_events_invalid_total", "type", map[string]float64{"progress": 2, "lock": 1}, "at=publish")
 	w := warnings(t, e)
 	if len(w) != 2 || w[0]["topic"] != "t" || w[0]["type"] != "progress" || w[0]["problem"] != "progress: 40 is not between 0 and 1" ||
 		w[1]["type"] != "lock" || !strings.HasSuffix(w[0]["message"].(string), "refused (events.validation: strict)") {
@@ -129,7 +127,7 @@ func schemaExamples(t *testing.T, typ string) []json.RawMessage {
 // events.validation: warn (the default). A typo is stored and delivered as it was sent, counted where it was
 // published and again where the hub received it, and logged once for its topic and type however often it comes.
 func TestPublishWarnDeliversAndCounts(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}))
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}))
 	s := liveStream(t, e, "t")
 	bad := `{"workflow":"wf-1","progress":40,"status":"runing"}`
 	for i := 0; i < 3; i++ {
@@ -140,7 +138,7 @@ func TestPublishWarnDeliversAndCounts(t *testing.T) {
 			t.Fatalf("warn: /events gave %s %s, want progress %s as published", f.Event, f.Data, bad)
 		}
 	}
-	testutil.WaitMetric(t, e.URL, 3, 5*time.Second, "hub_events_invalid_total", "type=progress", "at=receipt")
+	rig.WaitMetric(t, e.URL, 3, 5*time.Second, "hub_events_invalid_total", "type=progress", "at=receipt")
 	if v := invalidCount(t, e, "progress", "publish"); v != 3 {
 		t.Errorf("hub_events_invalid_total{type=progress,at=publish} = %v, want 3", v)
 	}
@@ -155,7 +153,7 @@ func TestPublishWarnDeliversAndCounts(t *testing.T) {
 // events.validation: warn answers the publisher with what is wrong: the 202 carries the problems, one per field, and
 // data that matches carries none.
 func TestPublishWarnAnswersTheProblems(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}))
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}))
 	for _, c := range []struct {
 		data string
 		want []string
@@ -188,7 +186,7 @@ func TestPublishWarnAnswersTheProblems(t *testing.T) {
 
 // events.validation: off. Nothing is checked: the typo is stored and delivered, no series moves, nothing is logged.
 func TestPublishOffChecksNothing(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}), "HUB_EVENTS_VALIDATION=off")
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}), "HUB_EVENTS_VALIDATION=off")
 	s := liveStream(t, e, "t")
 	bad := `{"workflow":"wf-1","progress":40}`
 	if status, _, _, msg := postPublish(t, e.URL, `{"topic":"t","data":`+bad+`}`, nil); status != http.StatusAccepted {
@@ -211,7 +209,7 @@ func TestPublishOffChecksNothing(t *testing.T) {
 // and a plain PUBLISH) cannot be refused: even in strict mode it is delivered, counted on receipt and logged with
 // its id.
 func TestReceiptCountsWhatBypassedTheHub(t *testing.T) {
-	e := newEdge(t, redistest.StartReal(t, redistest.Options{}), "HUB_EVENTS_VALIDATION=strict")
+	e := newEdge(t, rig.StartRedisWith(t, rig.RedisOptions{}), "HUB_EVENTS_VALIDATION=strict")
 	s := liveStream(t, e, "t")
 	lock := `{"key":"db","holder":"a","fence":1,"state":"taken","ttl_ms":500}`
 	id := e.publish(t, "t", "lock", lock)
@@ -225,7 +223,7 @@ func TestReceiptCountsWhatBypassedTheHub(t *testing.T) {
 	if f := nextNonProbe(t, s); f.Data != ephemeral || f.HasID {
 		t.Fatalf("strict: /events gave %+v, want the ephemeral %s without an id", f, ephemeral)
 	}
-	testutil.WaitMetric(t, e.URL, 1, 5*time.Second, "hub_events_invalid_total", "type=progress", "at=receipt")
+	rig.WaitMetric(t, e.URL, 1, 5*time.Second, "hub_events_invalid_total", "type=progress", "at=receipt")
 	if v := invalidCount(t, e, "lock", "receipt"); v != 1 {
 		t.Errorf("hub_events_invalid_total{type=lock,at=receipt} = %v, want 1", v)
 	}

@@ -1,5 +1,5 @@
 // Package tokentest signs the HS256 tokens of the tests that run a hub with auth.hmac_secret set (a package of its
-// own: testutil is imported by hub's tests, and auth imports hub).
+// own: rig is imported by hub's tests, and auth imports hub).
 package tokentest
 
 import (

@@ -7,12 +7,12 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/syncverse/hub/internal/testutil"
+	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tracing"
 	"github.com/syncverse/hub/internal/tracing/tracingtest"
 )
 
-func TestMain(m *testing.M) { testutil.MainNoLeaks(m) }
+func TestMain(m *testing.M) { rig.MainNoLeaks(m) }
 
 func env(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
 

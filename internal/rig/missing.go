@@ -1,4 +1,4 @@
-package testutil
+package rig
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Skipper is what Missing needs of a test: a *testing.T or B, or a rig's owner outside a test (redistest.TB).
+// Skipper is what Missing needs of a test: a *testing.T or B, or a rig's owner outside a test (TB).
 type Skipper interface {
 	Helper()
 	Skip(args ...any)
@@ -27,7 +27,7 @@ type Skip struct {
 
 // SkipDir is where Missing records its skips, shared by every package's test binary of one machine (and user):
 // $HUB_TEST_SKIPS when set, else hub-test-skips under the system's temporary directory. `go run
-// ./internal/testutil/skipped` prints what is there and empties it.
+// ./internal/rig/skipped` prints what is there and empties it.
 func SkipDir() string {
 	if d := os.Getenv("HUB_TEST_SKIPS"); d != "" {
 		return d
@@ -81,7 +81,7 @@ func skip(t Skipper, s Skip, msg string) {
 		s.Test = n.Name()
 	}
 	if err := record(s); err != nil {
-		fmt.Fprintf(os.Stderr, "testutil: record the skip of %s: %v\n", s.Test, err)
+		fmt.Fprintf(os.Stderr, "rig: record the skip of %s: %v\n", s.Test, err)
 	}
 	t.Skip(msg)
 }

@@ -1,4 +1,4 @@
-package redistest
+package rig
 
 import (
 	"context"
@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // StartPair starts a master and a replica of it (real servers) and waits until the replica is in sync.
-func StartPair(t TB) (master, replica *Server) {
+func StartRedisPair(t TB) (master, replica *Redis) {
 	t.Helper()
-	master = StartReal(t, Options{Args: []string{"--repl-diskless-sync-delay", "0"}})
+	master = StartRedisWith(t, RedisOptions{Args: []string{"--repl-diskless-sync-delay", "0"}})
 	host, port, _ := net.SplitHostPort(master.Addr)
-	replica = StartReal(t, Options{Args: []string{"--replicaof", host, port, "--repl-diskless-sync-delay", "0"}})
+	replica = StartRedisWith(t, RedisOptions{Args: []string{"--replicaof", host, port, "--repl-diskless-sync-delay", "0"}})
 	if err := WaitInSync(replica.Addr, "", 15*time.Second); err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -27,7 +26,7 @@ func StartPair(t TB) (master, replica *Server) {
 func WaitInSync(addr, password string, within time.Duration) error {
 	c := redis.NewClient(&redis.Options{Addr: addr, Password: password})
 	defer c.Close()
-	return rig.PollWhy(context.Background(), within, 20*time.Millisecond, "replica "+addr+" in sync", func() (bool, string) {
+	return PollWhy(context.Background(), within, 20*time.Millisecond, "replica "+addr+" in sync", func() (bool, string) {
 		v, err := c.Info(context.Background(), "replication").Result()
 		return err == nil && strings.Contains(v, "role:slave") && strings.Contains(v, "master_link_status:up") &&
 			strings.Contains(v, "master_sync_in_progress:0"), fmt.Sprintf("%v %s", err, strings.TrimSpace(v))

@@ -1,12 +1,10 @@
-package testutil
+package rig
 
 import (
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // Bearer is the Authorization header carrying tok.
@@ -29,7 +27,7 @@ func WaitZero(t testing.TB, base, token string, names ...string) {
 // FreeAddr returns a loopback address nothing listens on right now.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	a, err := rig.FreeAddr()
+	a, err := LoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

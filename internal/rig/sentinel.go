@@ -1,4 +1,4 @@
-package redistest
+package rig
 
 import (
 	"context"
@@ -12,13 +12,12 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // MasterName is the name the sentinels monitor the master under.
 const MasterName = "hubmaster"
 
-// SentinelOptions shape a Sentinel rig. The zero value is one sentinel, no passwords, a master declared down after 1 s.
+// SentinelOptions shape a Sentinel  The zero value is one sentinel, no passwords, a master declared down after 1 s.
 type SentinelOptions struct {
 	// Sentinels is how many sentinel processes watch the master (default 1); the quorum is a majority of them.
 	Sentinels int
@@ -37,7 +36,7 @@ type SentinelOptions struct {
 
 // Sentinel is a master, its replica and the sentinels watching them as MasterName, all real processes.
 type Sentinel struct {
-	Master, Replica *Server
+	Master, Replica *Redis
 	Addr            string   // the first sentinel's
 	Addrs           []string // every sentinel's
 	opts            SentinelOptions
@@ -66,13 +65,13 @@ func StartSentinelWith(t TB, opts SentinelOptions) *Sentinel {
 	if opts.Password != "" {
 		auth = append(auth, "--requirepass", opts.Password, "--masterauth", opts.Password)
 	}
-	master := StartReal(t, Options{Args: auth})
+	master := StartRedisWith(t, RedisOptions{Args: auth})
 	from := master.Addr
 	if opts.ReplicaOf != nil {
 		from = opts.ReplicaOf(master.Addr)
 	}
 	host, port, _ := net.SplitHostPort(from)
-	replica := StartReal(t, Options{Args: append([]string{"--replicaof", host, port}, auth...)})
+	replica := StartRedisWith(t, RedisOptions{Args: append([]string{"--replicaof", host, port}, auth...)})
 	// The sentinels read the master's INFO when they start and then every 10 s: a replica not yet in sync would stay
 	// unknown to them for that long.
 	if err := WaitInSync(replica.Addr, opts.Password, 15*time.Second); err != nil {
@@ -122,7 +121,7 @@ func (s *Sentinel) startOne() string {
 // waitKnown waits until every sentinel sees the replica and the other sentinels.
 func (s *Sentinel) waitKnown(within time.Duration) {
 	ctx := context.Background()
-	err := rig.PollWhy(ctx, within, 50*time.Millisecond, "every sentinel knows the replica and the others", func() (bool, string) {
+	err := PollWhy(ctx, within, 50*time.Millisecond, "every sentinel knows the replica and the others", func() (bool, string) {
 		for _, a := range s.Addrs {
 			sc := s.client(a)
 			r, err := sc.Replicas(ctx, MasterName).Result()
@@ -157,8 +156,8 @@ func (s *Sentinel) URL() string {
 	return u
 }
 
-// Client returns a client of one data node with the rig's password, closed with the rig.
-func (s *Sentinel) Client(n *Server) *redis.Client {
+// Client returns a client of one data node with the rig's password, closed with the
+func (s *Sentinel) Client(n *Redis) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: n.Addr, Password: s.opts.Password})
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
@@ -183,7 +182,7 @@ func (s *Sentinel) Failover(ctx context.Context) error {
 }
 
 // ByAddr returns the master or the replica by address.
-func (s *Sentinel) ByAddr(addr string) *Server {
+func (s *Sentinel) ByAddr(addr string) *Redis {
 	if s.Replica.Addr == addr {
 		return s.Replica
 	}

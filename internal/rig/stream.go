@@ -1,6 +1,4 @@
-// Package ssetest is the tests' SSE client: it opens /events over real HTTP and reads frames as a line-reading
-// EventSource would, on a goroutine of its own that ends with the stream. One copy for every package's tests.
-package ssetest
+package rig
 
 import (
 	"context"
@@ -21,8 +19,8 @@ type Frame struct {
 	HasID           bool
 }
 
-// Client reads one /events stream on its own goroutine, which ends with the stream.
-type Client struct {
+// Stream reads one /events stream on its own goroutine, which ends with the stream.
+type Stream struct {
 	t      testing.TB
 	Status int
 	Header http.Header
@@ -36,24 +34,24 @@ type Client struct {
 }
 
 // Open connects to base+/events with the query and Last-Event-ID (when not empty).
-func Open(t testing.TB, base string, query url.Values, lastEventID string) *Client {
+func OpenStream(t testing.TB, base string, query url.Values, lastEventID string) *Stream {
 	t.Helper()
 	hdr := http.Header{}
 	if lastEventID != "" {
 		hdr.Set("Last-Event-ID", lastEventID)
 	}
-	return OpenWith(t, base, query, hdr)
+	return OpenStreamWith(t, base, query, hdr)
 }
 
 // OpenWith is Open with request headers (credentials, Origin, X-Forwarded-For).
-func OpenWith(t testing.TB, base string, query url.Values, hdr http.Header) *Client {
+func OpenStreamWith(t testing.TB, base string, query url.Values, hdr http.Header) *Stream {
 	t.Helper()
-	return Get(t, http.DefaultClient, base+"/events?"+query.Encode(), hdr)
+	return GetStream(t, http.DefaultClient, base+"/events?"+query.Encode(), hdr)
 }
 
 // Get opens the stream at url through client (HTTP/2, TLS, ...). A stream that does not open has its Status and
 // Body set and no frames.
-func Get(t testing.TB, client *http.Client, url string, hdr http.Header) *Client {
+func GetStream(t testing.TB, client *http.Client, url string, hdr http.Header) *Stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -70,14 +68,14 @@ func Get(t testing.TB, client *http.Client, url string, hdr http.Header) *Client
 
 // Read reads a stream whose response the test opened itself (to check its headers first, say). Close, or the end
 // of the test, closes the body.
-func Read(t testing.TB, resp *http.Response) *Client {
+func ReadStream(t testing.TB, resp *http.Response) *Stream {
 	ctx, cancel := context.WithCancel(context.Background())
 	context.AfterFunc(ctx, func() { resp.Body.Close() })
 	return read(ctx, cancel, t, resp)
 }
 
-func read(ctx context.Context, cancel context.CancelFunc, t testing.TB, resp *http.Response) *Client {
-	c := &Client{t: t, Status: resp.StatusCode, Header: resp.Header, Proto: resp.Proto, frames: make(chan Frame, 4096),
+func read(ctx context.Context, cancel context.CancelFunc, t testing.TB, resp *http.Response) *Stream {
+	c := &Stream{t: t, Status: resp.StatusCode, Header: resp.Header, Proto: resp.Proto, frames: make(chan Frame, 4096),
 		ctx: ctx, cancel: cancel, ended: make(chan struct{})}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
@@ -93,7 +91,7 @@ func read(ctx context.Context, cancel context.CancelFunc, t testing.TB, resp *ht
 	return c
 }
 
-func (c *Client) read(body io.ReadCloser) {
+func (c *Stream) read(body io.ReadCloser) {
 	defer close(c.ended)
 	defer close(c.frames)
 	defer body.Close()
@@ -112,7 +110,7 @@ func (c *Client) read(body io.ReadCloser) {
 	}
 }
 
-func (c *Client) emit(f Frame) bool {
+func (c *Stream) emit(f Frame) bool {
 	select {
 	case c.frames <- f:
 		return true
@@ -122,23 +120,23 @@ func (c *Client) emit(f Frame) bool {
 }
 
 // Frames is every frame as it comes, comments included; it is closed when the stream ends.
-func (c *Client) Frames() <-chan Frame { return c.frames }
+func (c *Stream) Frames() <-chan Frame { return c.frames }
 
 // Err is why reading ended: io.EOF when the server ended the body cleanly. It waits for the reading goroutine to
 // finish, so call it once the stream has ended (UntilEnd, WaitEnd).
-func (c *Client) Err() error {
+func (c *Stream) Err() error {
 	<-c.ended
 	return c.err
 }
 
 // Close ends the stream.
-func (c *Client) Close() {
+func (c *Stream) Close() {
 	c.cancel()
 	<-c.ended
 }
 
 // Next returns the next frame, or fails the test after within.
-func (c *Client) Next(within time.Duration) Frame {
+func (c *Stream) Next(within time.Duration) Frame {
 	c.t.Helper()
 	select {
 	case f, ok := <-c.frames:
@@ -153,7 +151,7 @@ func (c *Client) Next(within time.Duration) Frame {
 }
 
 // NextEvent skips comments and retry hints and returns the next event.
-func (c *Client) NextEvent(within time.Duration) Frame {
+func (c *Stream) NextEvent(within time.Duration) Frame {
 	c.t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -165,7 +163,7 @@ func (c *Client) NextEvent(within time.Duration) Frame {
 
 // isEvent reports whether f is an event, as opposed to a comment or a retry hint. A frame with an id or data but
 // no event: is none of these (the hub names every event's type), so it fails the test rather than being skipped.
-func (c *Client) isEvent(f Frame) bool {
+func (c *Stream) isEvent(f Frame) bool {
 	c.t.Helper()
 	if f.Event == "" && f.Comment == "" && (f.HasID || f.Data != "") {
 		c.t.Fatalf("frame without event: %+v", f)
@@ -174,7 +172,7 @@ func (c *Client) isEvent(f Frame) bool {
 }
 
 // Events collects n events (skipping comments), failing after within.
-func (c *Client) Events(n int, within time.Duration) []Frame {
+func (c *Stream) Events(n int, within time.Duration) []Frame {
 	c.t.Helper()
 	deadline := time.Now().Add(within)
 	out := make([]Frame, 0, n)
@@ -196,7 +194,7 @@ func (c *Client) Events(n int, within time.Duration) []Frame {
 
 // UntilEnd collects every frame until the server ends the stream, and fails the test if it is still open after
 // within.
-func (c *Client) UntilEnd(within time.Duration) []Frame {
+func (c *Stream) UntilEnd(within time.Duration) []Frame {
 	c.t.Helper()
 	timeout := time.After(within)
 	var out []Frame
@@ -215,7 +213,7 @@ func (c *Client) UntilEnd(within time.Duration) []Frame {
 }
 
 // WaitEnd waits for the server to end the stream.
-func (c *Client) WaitEnd(within time.Duration) bool {
+func (c *Stream) WaitEnd(within time.Duration) bool {
 	select {
 	case <-c.ended:
 		return true

@@ -1,4 +1,4 @@
-package redistest
+package rig
 
 import (
 	"errors"
@@ -66,7 +66,7 @@ func (o *Owner) Cleanup(f func()) {
 }
 
 func (o *Owner) TempDir() string {
-	dir, err := os.MkdirTemp("", "redistest-")
+	dir, err := os.MkdirTemp("", "rig-")
 	if err != nil {
 		o.Fatalf("temp dir: %v", err)
 	}

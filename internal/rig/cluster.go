@@ -1,4 +1,4 @@
-package redistest
+package rig
 
 import (
 	"context"
@@ -12,12 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/syncverse/hub/internal/keyslot"
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // Cluster is a Redis Cluster of real redis-server processes on loopback, owned by one test.
 type Cluster struct {
-	Nodes []*Server // the first masters are the masters at creation, then their replicas
+	Nodes []*Redis // the first masters are the masters at creation, then their replicas
 	t     TB
 }
 
@@ -30,7 +29,7 @@ func StartCluster(t TB, masters, replicas int, nodeTimeout time.Duration, args .
 	needTools(t, "redis-server", "redis-cli")
 	c := &Cluster{t: t}
 	for range masters * (1 + replicas) {
-		c.Nodes = append(c.Nodes, StartReal(t, Options{ClusterBus: true, Args: append([]string{"--cluster-enabled", "yes",
+		c.Nodes = append(c.Nodes, StartRedisWith(t, RedisOptions{ClusterBus: true, Args: append([]string{"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10),
 			"--repl-diskless-sync-delay", "0"}, args...)}))
 	}
@@ -60,7 +59,7 @@ func (c *Cluster) URL() string { return "redis+cluster://" + strings.Join(c.Addr
 func (c *Cluster) WaitOK(within time.Duration) {
 	c.t.Helper()
 	ctx := context.Background()
-	err := rig.PollWhy(ctx, within, 50*time.Millisecond, "every cluster node ok", func() (bool, string) {
+	err := PollWhy(ctx, within, 50*time.Millisecond, "every cluster node ok", func() (bool, string) {
 		for _, n := range c.Nodes {
 			if !n.Running() {
 				continue
@@ -84,9 +83,9 @@ func (c *Cluster) WaitOK(within time.Duration) {
 
 // MasterOf returns the running node that a running node names as master of key's slot now, and a running replica
 // of it; nil when none is known (as during a failover).
-func (c *Cluster) MasterOf(key string) (master, replica *Server) { return c.masterOfSlot(Slot(key)) }
+func (c *Cluster) MasterOf(key string) (master, replica *Redis) { return c.masterOfSlot(Slot(key)) }
 
-func (c *Cluster) byAddr(addr string) *Server {
+func (c *Cluster) byAddr(addr string) *Redis {
 	for _, n := range c.Nodes {
 		if n.Addr == addr {
 			return n
@@ -111,8 +110,8 @@ func needTools(t TB, names ...string) {
 }
 
 // Masters returns the running nodes that serve slots now, in node order.
-func (c *Cluster) Masters() []*Server {
-	var out []*Server
+func (c *Cluster) Masters() []*Redis {
+	var out []*Redis
 	for _, n := range c.Nodes {
 		if !n.Running() {
 			continue
@@ -130,7 +129,7 @@ func (c *Cluster) Masters() []*Server {
 // MigrateSlot moves slot from its master to the master to, keys and all, by hand as redis-cli --cluster reshard
 // does: SETSLOT IMPORTING on the target, MIGRATING on the source, MIGRATE of every key in batches, then SETSLOT
 // NODE on both and on every other master. Clients meanwhile get ASK and TRYAGAIN, which they retry.
-func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Server) error {
+func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Redis) error {
 	return c.MigrateSlotSlowly(ctx, slot, to, 0)
 }
 
@@ -138,7 +137,7 @@ func (c *Cluster) MigrateSlot(ctx context.Context, slot int, to *Server) error {
 // hold before its keys move, as a slot with many or large keys does while MIGRATE copies them. A command that names
 // both a key still at the source and one that is not (a new key beside an existing one) is answered TRYAGAIN
 // throughout.
-func (c *Cluster) MigrateSlotSlowly(ctx context.Context, slot int, to *Server, hold time.Duration) error {
+func (c *Cluster) MigrateSlotSlowly(ctx context.Context, slot int, to *Redis, hold time.Duration) error {
 	from, _ := c.masterOfSlot(slot)
 	if from == nil {
 		return fmt.Errorf("slot %d has no running master", slot)
@@ -186,7 +185,7 @@ func (c *Cluster) MigrateSlotSlowly(ctx context.Context, slot int, to *Server, h
 		}
 	}
 	// The target first, then the source, as redis-cli does, so the slot is never without an owner.
-	for _, n := range append([]*Server{to, from}, c.Masters()...) {
+	for _, n := range append([]*Redis{to, from}, c.Masters()...) {
 		cl := redis.NewClient(&redis.Options{Addr: n.Addr})
 		err := cl.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err()
 		_ = cl.Close()
@@ -198,7 +197,7 @@ func (c *Cluster) MigrateSlotSlowly(ctx context.Context, slot int, to *Server, h
 }
 
 // masterOfSlot is MasterOf for a slot number.
-func (c *Cluster) masterOfSlot(slot int) (master, replica *Server) {
+func (c *Cluster) masterOfSlot(slot int) (master, replica *Redis) {
 	ctx := context.Background()
 	for _, n := range c.Nodes {
 		if !n.Running() {

@@ -1,13 +1,4 @@
-// Package redistest starts a Redis server for tests: a real redis-server on a free loopback port when the binary is
-// installed, the embedded miniredis otherwise. Test bodies are the same for both; fault tests ask for a real server
-// with Real and can stop and restart it.
-//
-// It also starts rigs of real processes: a Cluster with replicas (and moves a slot by hand), a Sentinel with one
-// or more sentinels and passwords, a master and replica pair, and a Link, a TCP proxy that delays and cuts a
-// replication link. Their owner is a TB: a test, or an Owner outside tests (dispatch-test --failover), for
-// which a rig that cannot start is an error rather than a failed test. Every process and goroutine started here
-// ends with its owner's cleanups.
-package redistest
+package rig
 
 import (
 	"bufio"
@@ -23,14 +14,11 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/syncverse/hub/internal/rig"
-	"github.com/syncverse/hub/internal/testutil"
 )
 
-// Server is a Redis server owned by one test. Its address stays the same across Stop and Start, so clients that
+// Redis is a Redis server owned by one test. Its address stays the same across Stop and Start, so clients that
 // reconnect find it again.
-type Server struct {
+type Redis struct {
 	Addr string
 
 	t       TB
@@ -43,8 +31,8 @@ type Server struct {
 	mini    *miniredis.Miniredis
 }
 
-// Options tune a real server.
-type Options struct {
+// RedisOptions tune a real server.
+type RedisOptions struct {
 	// AppendOnly turns on AOF with fsync always, so a kill -9 keeps every acknowledged write.
 	AppendOnly bool
 	// Args are more redis-server arguments (e.g. "--replicaof", host, port), given at every start.
@@ -57,26 +45,26 @@ var warnOnce sync.Once
 
 // Start returns a running server, real when redis-server is installed, miniredis otherwise (and it says so once).
 // The server is stopped when the test ends.
-func Start(t TB) *Server {
+func StartRedis(t TB) *Redis {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		warnOnce.Do(func() {
-			fmt.Fprintln(os.Stderr, "redistest: redis-server not found; falling back to the embedded miniredis")
+			fmt.Fprintln(os.Stderr, "rig: redis-server not found; falling back to the embedded miniredis")
 		})
 		return startMini(t)
 	}
-	return StartReal(t, Options{})
+	return StartRedisWith(t, RedisOptions{})
 }
 
 // StartReal returns a real redis-server, or skips the test when none is installed (failing it when CI is set).
-func StartReal(t TB, opts Options) *Server {
+func StartRedisWith(t TB, opts RedisOptions) *Redis {
 	t.Helper()
-	testutil.Require(t, "redis-server", "this test needs a real Redis", "apt-get install -y redis-server")
+	Require(t, "redis-server", "this test needs a real Redis", "apt-get install -y redis-server")
 	addr := freeAddr(t)
 	if opts.ClusterBus {
 		addr = freeBusAddr(t)
 	}
-	s := &Server{t: t, dir: t.TempDir(), aof: opts.AppendOnly, extra: opts.Args, Addr: addr}
+	s := &Redis{t: t, dir: t.TempDir(), aof: opts.AppendOnly, extra: opts.Args, Addr: addr}
 	if err := s.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
@@ -84,30 +72,30 @@ func StartReal(t TB, opts Options) *Server {
 	return s
 }
 
-func startMini(t TB) *Server {
+func startMini(t TB) *Redis {
 	m := miniredis.NewMiniRedis()
 	if err := m.Start(); err != nil {
 		t.Fatalf("start miniredis: %v", err)
 	}
 	t.Cleanup(m.Close)
-	return &Server{t: t, Addr: m.Addr(), mini: m}
+	return &Redis{t: t, Addr: m.Addr(), mini: m}
 }
 
 // Real reports whether this is a real redis-server (and so can be killed and restarted).
-func (s *Server) Real() bool { return s.mini == nil }
+func (s *Redis) Real() bool { return s.mini == nil }
 
 // URL is the redis:// URL of the server.
-func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
+func (s *Redis) URL() string { return "redis://" + s.Addr + "/0" }
 
 // Client returns a go-redis client for the server, closed when the test ends.
-func (s *Server) Client() *redis.Client {
+func (s *Redis) Client() *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
 // Start (re)starts a real server on the same address and waits until it answers PING.
-func (s *Server) Start() error {
+func (s *Redis) Start() error {
 	if s.mini != nil {
 		return s.mini.Restart()
 	}
@@ -134,7 +122,7 @@ func (s *Server) Start() error {
 	return s.waitReady(5 * time.Second)
 }
 
-func (s *Server) waitReady(within time.Duration) error {
+func (s *Redis) waitReady(within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		if ping(s.Addr) == nil {
@@ -151,7 +139,7 @@ func (s *Server) waitReady(within time.Duration) error {
 }
 
 // Kill stops the server at once (SIGKILL for a real one), as a crash would.
-func (s *Server) Kill() {
+func (s *Redis) Kill() {
 	if s.mini != nil {
 		s.mini.Close()
 		return
@@ -167,7 +155,7 @@ func (s *Server) Kill() {
 }
 
 // Stop stops the server; used as the test's cleanup too.
-func (s *Server) Stop() { s.Kill() }
+func (s *Redis) Stop() { s.Kill() }
 
 func ping(addr string) error {
 	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
@@ -191,7 +179,7 @@ func ping(addr string) error {
 
 // freeAddr returns a loopback address with a port that was free a moment ago.
 func freeAddr(t TB) string {
-	a, err := rig.FreeAddr()
+	a, err := LoopbackAddr()
 	if err != nil {
 		t.Fatalf("find a free port: %v", err)
 	}
@@ -200,7 +188,7 @@ func freeAddr(t TB) string {
 
 // freeBusAddr is freeAddr for a cluster node: port+10000, its cluster bus, was free a moment ago too.
 func freeBusAddr(t TB) string {
-	a, err := rig.FreeBusAddr()
+	a, err := FreeBusAddr()
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -213,14 +201,14 @@ func Prefix(t TB) string {
 }
 
 // Flush empties the server; handy between phases of one test.
-func (s *Server) Flush(ctx context.Context) error {
+func (s *Redis) Flush(ctx context.Context) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer c.Close()
 	return c.FlushAll(ctx).Err()
 }
 
 // Running reports whether the server is up (not killed or stopped).
-func (s *Server) Running() bool {
+func (s *Redis) Running() bool {
 	if s.mini != nil {
 		return true
 	}

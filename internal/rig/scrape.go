@@ -1,4 +1,4 @@
-package testutil
+package rig
 
 import (
 	"bytes"
@@ -11,8 +11,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scrape fetches /metrics over HTTP and parses the text format.
@@ -24,7 +22,7 @@ func Scrape(t testing.TB, base string) map[string]*dto.MetricFamily {
 // ScrapeWith is Scrape for a hub whose /metrics needs a token (none when token is empty).
 func ScrapeWith(t testing.TB, base, token string) map[string]*dto.MetricFamily {
 	t.Helper()
-	body, err := rig.FetchMetrics(context.Background(), nil, base, token)
+	body, err := FetchMetrics(context.Background(), nil, base, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +95,7 @@ func hasLabels(m *dto.Metric, labels []string) bool {
 func WaitMetric(t testing.TB, base string, want float64, within time.Duration, name string, labels ...string) float64 {
 	t.Helper()
 	var v float64
-	err := rig.Poll(context.Background(), within, 20*time.Millisecond, "metric "+name, func() bool {
+	err := Poll(context.Background(), within, 20*time.Millisecond, "metric "+name, func() bool {
 		v, _ = MetricValue(Scrape(t, base), name, labels...)
 		return v >= want
 	})
