@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
 	"strings"
@@ -56,6 +57,12 @@ func (id ID) Append(b []byte) []byte {
 // Less reports whether id sorts before o.
 func (id ID) Less(o ID) bool {
 	return id.Ms < o.Ms || (id.Ms == o.Ms && id.Seq < o.Seq)
+}
+
+// Compare returns -1 when id sorts before o, 1 when after, 0 when they are the same (for slices.SortFunc and
+// cmp.Or).
+func (id ID) Compare(o ID) int {
+	return cmp.Or(cmp.Compare(id.Ms, o.Ms), cmp.Compare(id.Seq, o.Seq))
 }
 
 // IsZero reports whether id is 0-0.

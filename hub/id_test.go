@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -85,20 +86,15 @@ func TestIDOrder(t *testing.T) {
 			if got, want := a.Less(b), i < j; got != want {
 				t.Errorf("%v.Less(%v) = %v, want %v", a, b, got, want)
 			}
+			if got, want := a.Compare(b), cmp.Compare(i, j); got != want {
+				t.Errorf("%v.Compare(%v) = %d, want %d", a, b, got, want)
+			}
 		}
 	}
 	shuffled := []ID{sorted[4], sorted[0], sorted[6], sorted[2], sorted[5], sorted[1], sorted[3]}
-	slices.SortFunc(shuffled, func(a, b ID) int {
-		switch {
-		case a.Less(b):
-			return -1
-		case b.Less(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(shuffled, ID.Compare)
 	if !slices.Equal(shuffled, sorted) {
-		t.Errorf("sorted by Less: %v, want %v", shuffled, sorted)
+		t.Errorf("sorted by Compare: %v, want %v", shuffled, sorted)
 	}
 }
 

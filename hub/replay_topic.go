@@ -129,18 +129,14 @@ func (s *Subscription) checkNewest(ctx context.Context, i int, sink Sink) error 
 	if p.last.IsZero() {
 		return nil
 	}
-	var newest ID
-	if err := s.retry(ctx, sink, func() (err error) {
-		newest, err = s.hub.store.Newest(ctx, s.topics[i])
-		return err
-	}); err != nil {
+	newest, err := s.newest(ctx, i, sink)
+	if err != nil {
 		return err
 	}
 	if !newest.Less(p.last) {
 		return nil
 	}
-	s.hub.cfg.Logger.Debug().Str("topic", s.topics[i]).Str("after", p.last.String()).Str("newest", newest.String()).
-		Str("reason", ResetLost).Msg("replay: reset")
+	s.logReset(i, newest, ResetLost)
 	p.last = newest
 	return sink.Deliver([]*Event{NewReset(s.topics[i], ResetLost, ID{})})
 }
@@ -149,17 +145,28 @@ func (s *Subscription) checkNewest(ctx context.Context, i int, sink Sink) error 
 // client reloads the snapshot instead of receiving the events one by one, and continues with live events.
 func (s *Subscription) skipToEnd(ctx context.Context, i int, sink Sink) error {
 	p := &s.pos[i]
-	var newest ID
-	if err := s.retry(ctx, sink, func() (err error) {
-		newest, err = s.hub.store.Newest(ctx, s.topics[i])
-		return err
-	}); err != nil {
+	newest, err := s.newest(ctx, i, sink)
+	if err != nil {
 		return err
 	}
-	s.hub.cfg.Logger.Debug().Str("topic", s.topics[i]).Str("after", p.last.String()).Str("newest", newest.String()).
-		Str("reason", ResetReplayLimit).Msg("replay: reset")
+	s.logReset(i, newest, ResetReplayLimit)
 	if p.last.Less(newest) {
 		p.last = newest
 	}
 	return sink.Deliver([]*Event{NewReset(s.topics[i], ResetReplayLimit, ID{})})
+}
+
+// newest reads the id of the newest entry stored for topic i, retried as every replay read is.
+func (s *Subscription) newest(ctx context.Context, i int, sink Sink) (newest ID, err error) {
+	err = s.retry(ctx, sink, func() (err error) {
+		newest, err = s.hub.store.Newest(ctx, s.topics[i])
+		return err
+	})
+	return newest, err
+}
+
+// logReset logs at debug level a reset of topic i's position to newest, and why.
+func (s *Subscription) logReset(i int, newest ID, reason string) {
+	s.hub.cfg.Logger.Debug().Str("topic", s.topics[i]).Str("after", s.pos[i].last.String()).
+		Str("newest", newest.String()).Str("reason", reason).Msg("replay: reset")
 }

@@ -105,7 +105,7 @@ func trimOrder(st *TopicState) []*Workflow {
 			}
 			return 1
 		}
-		return cmp.Or(compareID(a.EventID, b.EventID), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(a.EventID.Compare(b.EventID), cmp.Compare(a.ID, b.ID))
 	})
 	return out
 }

@@ -139,7 +139,7 @@ func duplicates(states []*TopicState) []action {
 		}
 		// The newer acquisition is the one with the higher fence; renewals do not change who came second.
 		slices.SortFunc(hs, func(a, b holder) int {
-			return cmp.Or(cmp.Compare(a.wf.Lock.Fence, b.wf.Lock.Fence), compareID(a.wf.Lock.EventID, b.wf.Lock.EventID))
+			return cmp.Or(cmp.Compare(a.wf.Lock.Fence, b.wf.Lock.Fence), a.wf.Lock.EventID.Compare(b.wf.Lock.EventID))
 		})
 		newest := hs[len(hs)-1]
 		value := fmt.Sprintf("%s %s@%d", Duplicate, key, newest.wf.Lock.Fence)
@@ -183,14 +183,4 @@ func lastField(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-func compareID(a, b hub.ID) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
 }
