@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/rig"
 )
 
 func idsOf(evs []*hub.Event) []string {
@@ -24,8 +23,7 @@ func idsOf(evs []*hub.Event) []string {
 // TestStoreReadDropsInvalidEntriesAndCarriesPrev: entries written by something other than the script are dropped
 // (counted once, by the Subscriber's read); the next valid event's Prev skips over them, so a reader's chain check holds; page limits included.
 func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		reg := metered()
 		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxEventBytes: 64, Registerer: reg})
 		a := b.publish(t, "t", "", `{"n":"a"}`)
@@ -49,7 +47,7 @@ func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 		}
 		// A replay skips them quietly; the Subscriber's read (every entry once) counts them.
 		for _, r := range []string{dropBadType, dropInvalidJSON, dropTooLarge} {
-			if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_events_dropped_total", "reason="+r); v != 0 {
+			if v := metricOf(t, reg, "hub_events_dropped_total", "reason="+r); v != 0 {
 				t.Errorf("hub_events_dropped_total{reason=%s} = %v after a replay Read, want 0", r, v)
 			}
 		}
@@ -57,7 +55,7 @@ func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 			t.Errorf("readRaw(after %s) examined up to %s, %v; want %s", a, examined, err, d)
 		}
 		for _, r := range []string{dropBadType, dropInvalidJSON, dropTooLarge} {
-			if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_events_dropped_total", "reason="+r); v != 1 {
+			if v := metricOf(t, reg, "hub_events_dropped_total", "reason="+r); v != 1 {
 				t.Errorf("hub_events_dropped_total{reason=%s} = %v after the Subscriber's read, want 1", r, v)
 			}
 		}
@@ -105,13 +103,13 @@ func TestStoreReadDropsInvalidEntriesAndCarriesPrev(t *testing.T) {
 // TestStoreReadCarriesPrevOverAnEntryWithoutPrev: an entry without a usable p field must not make the next event
 // look like the start of a new stream.
 func TestStoreReadCarriesPrevOverAnEntryWithoutPrev(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		st := b.store()
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		b.xadd(t, "t", "t", "progress", "d", `{"n":"no p"}`)
 		c := b.publish(t, "t", "", `{"n":"c"}`)
 		aID, _ := hub.ParseID(a)
-		evs, _, err := st.Read(ctxFor(t), "t", aID, 10)
+		evs, _, err := st.Read(ctx, "t", aID, 10)
 		if err != nil || len(evs) != 1 || evs[0].IDText != c || evs[0].Prev.String() != a {
 			t.Errorf("Read(after %s) = %q, %v; want [%s] with Prev %s", a, idsOf(evs), err, c, a)
 		}
@@ -153,7 +151,7 @@ func resume(t *testing.T, st *History, topic string, after hub.ID) *sliceSink {
 // TestHubResumeBeforeAnInvalidNewestEntry: a client that saw every valid event, with only an invalid entry after
 // it, has missed nothing.
 func TestHubResumeBeforeAnInvalidNewestEntry(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		st := b.store()
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", `{}`)
@@ -165,7 +163,7 @@ func TestHubResumeBeforeAnInvalidNewestEntry(t *testing.T) {
 }
 
 func TestHubResumeThroughStore(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		st := b.store()
 		var ids []string
 		for i := range 5 {
@@ -181,8 +179,7 @@ func TestHubResumeThroughStore(t *testing.T) {
 }
 
 func TestStoreTopics(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		st := b.store()
 		for i, topic := range []string{"t1", "t2", "t3", "t4", "t5"} {
 			for j := 0; j <= i; j++ {
@@ -220,15 +217,8 @@ func TestStoreTopics(t *testing.T) {
 }
 
 func TestStoreTopicsIsBoundedOnALargeKeyspace(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
-		pipe := b.rdb.Pipeline()
-		for i := range 300 {
-			pipe.XAdd(ctx, redisXAdd{stream: b.keys.Stream(fmt.Sprintf("t%03d", i)), id: "1-0"}.args())
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		b.addStreams(t, "1-0", numbered("t%03d", 300)...)
 		got, err := b.store().Topics(ctx, TopicQuery{All: true, Limit: 5})
 		if err != nil || got.Truncated != "limit" || len(got.Topics) != 5 {
 			t.Errorf("Topics(5) over 300 streams = %d topics, truncated %q, %v; want 5, truncated by the limit", len(got.Topics), got.Truncated, err)
@@ -237,8 +227,7 @@ func TestStoreTopicsIsBoundedOnALargeKeyspace(t *testing.T) {
 }
 
 func TestStoreSnapshot(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		reg := metered()
 		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, Registerer: reg})
 		empty, err := st.Snapshot(ctx, "t")
@@ -274,14 +263,14 @@ func TestStoreSnapshot(t *testing.T) {
 		if err := json.Unmarshal(snap.Locks["deploy"], &env); err != nil || env.ID != lk {
 			t.Errorf("Snapshot lock deploy = %s, want the envelope of %s", snap.Locks["deploy"], lk)
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_events_dropped_total", "reason="+dropInvalidJSON); v != 1 {
+		if v := metricOf(t, reg, "hub_events_dropped_total", "reason="+dropInvalidJSON); v != 1 {
 			t.Errorf("hub_events_dropped_total{invalid_json} = %v after a broken snapshot field, want 1", v)
 		}
 	})
 }
 
 func TestStoreErrorsWhenRedisIsDown(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		st := b.store()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -15,10 +16,8 @@ import (
 // TestPublishIdempotencyKeyStoresOnce: the same key published twice stores one event, delivers it once and answers
 // the same id, the second time marked as a duplicate; another topic's key of the same name is its own.
 func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
-		s := startSubscriber(t, b, SubscriberConfig{})
-		s.follow(t, "t")
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{}, "t")
 		reg := prometheus.NewRegistry()
 		pub := b.publisher(PublisherConfig{Metrics: NewPublishMetrics(reg)})
 		m := Message{Topic: "t", Data: []byte(`{"workflow":"wf-1","step":"a"}`), IdempotencyKey: "wf-1/a"}
@@ -49,8 +48,7 @@ func TestPublishIdempotencyKeyStoresOnce(t *testing.T) {
 // TestPublishIdempotencyKeyConcurrent: attempts racing with one key and one content store one event and all answer
 // its id.
 func TestPublishIdempotencyKeyConcurrent(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		const n = 16
 		res := make([]Result, n)
 		errs := make([]error, n)
@@ -81,8 +79,7 @@ func TestPublishIdempotencyKeyConcurrent(t *testing.T) {
 // new event. The real server expires keys by itself; miniredis only when its clock is moved, so there the test
 // checks the TTL it was given.
 func TestPublishIdempotencyKeyExpires(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		const ttl = 200 * time.Millisecond
 		pub := b.publisher(PublisherConfig{IdempotencyTTL: ttl})
 		m := Message{Topic: "t", Data: []byte(`{}`), IdempotencyKey: "k"}
@@ -114,8 +111,7 @@ func TestPublishIdempotencyKeyExpires(t *testing.T) {
 // TestPublishIdempotencyKeyValidated: a key the contract does not allow is refused before Redis, and the script
 // refuses a record key outside the topic's own namespace.
 func TestPublishIdempotencyKeyValidated(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		for _, key := range []string{"has space", "tab\t", "é", string(make([]byte, MaxKeyLen+1))} {
 			if r, err := pub.PublishMessage(ctx, Message{Topic: "t", Data: []byte(`{}`), IdempotencyKey: key}); !errors.Is(err, ErrInvalid) {
@@ -124,9 +120,7 @@ func TestPublishIdempotencyKeyValidated(t *testing.T) {
 		}
 		for _, record := range []string{b.keys.Idempotency("other", "", "k"), b.keys.Idempotency("t", "", ""),
 			b.keys.State("t"), b.keys.Idempotency("t", "a", "k"), b.keys.Idempotency("t", "a:b", "k")} {
-			_, err := publishScript.Run(ctx, b.rdb, []string{b.keys.Stream("t"), b.keys.State("t"), record},
-				b.keys.Channel("t"), "progress", "{}", 100, 1024, "", 1000, "a:").Result()
-			if !errors.Is(refusal(err), ErrInvalid) {
+			if err := b.keyedScript(ctx, record, 1000, "a:"); !errors.Is(refusal(err), ErrInvalid) {
 				t.Errorf("script with KEYS[3]=%s = %v; want the refusal 'invalid idempotency key'", record, err)
 			}
 		}
@@ -137,8 +131,7 @@ func TestPublishIdempotencyKeyValidated(t *testing.T) {
 // TestPublishIdempotencyKeysArePerPublisher: two publishers with one key each store their own event and learn nothing
 // of the other's id; names that only differ in where a ":" falls are different publishers.
 func TestPublishIdempotencyKeysArePerPublisher(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		ids := map[string]bool{}
 		for _, m := range []Message{
@@ -165,8 +158,7 @@ func TestPublishIdempotencyKeysArePerPublisher(t *testing.T) {
 // TestPublishIdempotencyKeyOtherContentConflicts: a publisher's key reused with another type or data within the TTL
 // is refused with ErrConflict and stores nothing; the same content again is still the duplicate.
 func TestPublishIdempotencyKeyOtherContentConflicts(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		reg := prometheus.NewRegistry()
 		pub := b.publisher(PublisherConfig{Metrics: NewPublishMetrics(reg)})
 		m := Message{Topic: "t", Type: "progress", Data: []byte(`{"step":"a"}`), IdempotencyKey: "k", Publisher: "p"}
@@ -188,7 +180,7 @@ func TestPublishIdempotencyKeyOtherContentConflicts(t *testing.T) {
 		if ids := b.streamIDs(t, "t"); len(ids) != 1 {
 			t.Errorf("stream holds %q, want the first event only", ids)
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, reg), "hub_publish_total", "outcome=conflict"); v != 2 {
+		if v := metricOf(t, reg, "hub_publish_total", "outcome=conflict"); v != 2 {
 			t.Errorf("hub_publish_total{outcome=conflict} = %v, want 2", v)
 		}
 	})
@@ -197,8 +189,7 @@ func TestPublishIdempotencyKeyOtherContentConflicts(t *testing.T) {
 // TestPublishIdempotencyTTLCeiling: a TTL past MaxIdempotencyTTL is held to it by the Publisher, and the script
 // refuses one from a caller that sends more.
 func TestPublishIdempotencyTTLCeiling(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{IdempotencyTTL: 30 * 24 * time.Hour})
 		if _, err := pub.PublishMessage(ctx, Message{Topic: "t", Data: []byte(`{}`), IdempotencyKey: "k"}); err != nil {
 			t.Fatal(err)
@@ -206,10 +197,16 @@ func TestPublishIdempotencyTTLCeiling(t *testing.T) {
 		if left, err := b.rdb.PTTL(ctx, b.keys.Idempotency("t", "", "k")).Result(); err != nil || left > MaxIdempotencyTTL {
 			t.Errorf("PTTL of the record = %v, %v; want at most %v", left, err, MaxIdempotencyTTL)
 		}
-		_, err := publishScript.Run(ctx, b.rdb, []string{b.keys.Stream("t"), b.keys.State("t"), b.keys.Idempotency("t", "", "k2")},
-			b.keys.Channel("t"), "progress", "{}", 100, 1024, "", MaxIdempotencyTTL.Milliseconds()+1, "").Result()
+		err := b.keyedScript(ctx, b.keys.Idempotency("t", "", "k2"), MaxIdempotencyTTL.Milliseconds()+1, "")
 		if !errors.Is(refusal(err), ErrInvalid) {
 			t.Errorf("script with a TTL over 24h = %v; want the refusal 'invalid idempotency ttl'", err)
 		}
 	})
+}
+
+// keyedScript runs the publish script of an event {} on topic t with record as its idempotency key (KEYS[3]), ttl
+// milliseconds and publisher as the record's publisher part, as any client could.
+func (b *backend) keyedScript(ctx context.Context, record string, ttl int64, publisher string) error {
+	return publishScript.Run(ctx, b.rdb, []string{b.keys.Stream("t"), b.keys.State("t"), record},
+		b.keys.Channel("t"), "progress", "{}", 100, 1024, "", ttl, publisher).Err()
 }

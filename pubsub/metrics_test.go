@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -11,7 +12,7 @@ import (
 // Every drop reason and both publish outcomes are series from the start, at zero, so a dashboard shows 0 rather
 // than "No data" on a fresh hub; a publish is then timed under its outcome.
 func TestMetricsExistFromStartAndPublishIsTimed(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		reg := prometheus.NewRegistry()
 		NewSubscriber(b.rdb, SubscriberConfig{Prefix: b.prefix, Registerer: reg})
 		pub := b.publisher(PublisherConfig{Metrics: NewPublishMetrics(reg)})
@@ -21,14 +22,14 @@ func TestMetricsExistFromStartAndPublishIsTimed(t *testing.T) {
 		if n, err := seriesCount(reg, "hub_publish_duration_seconds"); err != nil || n != 2 {
 			t.Errorf("hub_publish_duration_seconds on a fresh registry: %d series, %v; want 2 (ok, error)", n, err)
 		}
-		if _, err := pub.Publish(ctxFor(t), "m", "", []byte(`{}`)); err != nil {
+		if _, err := pub.Publish(ctx, "m", "", []byte(`{}`)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := pub.Publish(ctxFor(t), "m", "", []byte(`not json`)); err == nil {
+		if _, err := pub.Publish(ctx, "m", "", []byte(`not json`)); err == nil {
 			t.Fatal("Publish(not json) = nil, want an error")
 		}
 		b.rdb.Close() // every later round trip fails
-		if _, err := pub.Publish(ctxFor(t), "m", "", []byte(`{}`)); err == nil {
+		if _, err := pub.Publish(ctx, "m", "", []byte(`{}`)); err == nil {
 			t.Fatal("Publish on a closed client = nil, want an error")
 		}
 		// the invalid event is not timed

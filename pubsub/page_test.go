@@ -1,13 +1,12 @@
 package pubsub
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/rig"
@@ -26,8 +25,7 @@ func bigTopic(t *testing.T, b *backend, topic string, n, size int) []string {
 // TestReplayPagesBoundedInBytes: a page asked for 1,000 events of 16 KB ends once it holds the page size, says the
 // stream goes on, and reading on from its end gets every event once, in order.
 func TestReplayPagesBoundedInBytes(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		reg := metered()
 		const pageBytes = 64 << 10
 		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxPageBytes: pageBytes, Registerer: reg})
@@ -67,8 +65,7 @@ func TestReplayPagesBoundedInBytes(t *testing.T) {
 // TestTailBoundedInBytes: the last 30 of 40 events of 16 KB do not fit in a page of 64 KB: Tail returns the first
 // page of them, starting at the 30th newest, and says more follow.
 func TestTailBoundedInBytes(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxPageBytes: 64 << 10})
 		ids := bigTopic(t, b, "t", 40, 16<<10)
 		page, more, err := st.Tail(ctx, "t", 30)
@@ -84,8 +81,7 @@ func TestTailBoundedInBytes(t *testing.T) {
 
 // TestStoreReadsCapped: with every read slot taken, a history read waits (counted) and runs once a slot is free.
 func TestStoreReadsCapped(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		reg := metered()
 		st := NewHistory(b.rdb, HistoryConfig{Prefix: b.prefix, MaxReads: 1, Registerer: reg})
 		id := b.publish(t, "t", "", `{"n":1}`)
@@ -114,18 +110,11 @@ func TestStoreReadsCapped(t *testing.T) {
 
 // TestReadAfterLargestIDIsEmpty: nothing follows the largest id; Redis would refuse the range that starts after it.
 func TestReadAfterLargestIDIsEmpty(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		b.publish(t, "t", "", `{"n":1}`)
-		evs, more, err := b.store().Read(ctxFor(t), "t", maxID, 10)
+		evs, more, err := b.store().Read(ctx, "t", maxID, 10)
 		if err != nil || more || len(evs) != 0 {
 			t.Errorf("Read(after %s) = %q, more %v, %v; want nothing, no error", maxID, idsOf(evs), more, err)
 		}
 	})
-}
-
-// metricOf reads one unlabelled series from reg.
-func metricOf(t *testing.T, reg prometheus.Gatherer, name string) float64 {
-	t.Helper()
-	v, _ := rig.MetricValue(rig.Gather(t, reg), name)
-	return v
 }

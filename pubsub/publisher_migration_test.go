@@ -24,9 +24,7 @@ type migrationRig struct {
 
 func newMigrationRig(t *testing.T) migrationRig {
 	t.Helper()
-	cluster := rig.StartCluster(t, 3, 0, time.Second)
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
-	t.Cleanup(func() { _ = cc.Close() })
+	cluster, cc := startCluster(t, time.Second)
 	r := migrationRig{cluster: cluster, cc: cc, topic: "project.migrating"}
 	r.slot = keyslot.Of(Keys{}.Stream(r.topic))
 	// History exists before the migration, so a keyed publish names a key still at the source (the stream) beside one

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,14 +16,8 @@ import (
 )
 
 func TestPublishScriptWritesStreamChannelAndState(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
-		ps := b.rdb.Subscribe(ctx, b.keys.Channel("wf.1"))
-		defer ps.Close()
-		if _, err := ps.Receive(ctx); err != nil {
-			t.Fatalf("SUBSCRIBE %s: %v", b.keys.Channel("wf.1"), err)
-		}
-		msgs := ps.Channel()
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		msgs := b.subscribe(t, "wf.1").Channel()
 		pub := b.publisher(PublisherConfig{})
 		inputs := []struct{ typ, data string }{
 			{"", `{"workflow":"wf-1","step":"compile","progress":0.4}`},
@@ -70,10 +65,7 @@ func TestPublishScriptWritesStreamChannelAndState(t *testing.T) {
 			}
 			prev = e.ID
 		}
-		state, err := b.rdb.HGetAll(ctx, b.keys.State("wf.1")).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
+		state := b.state(t, "wf.1")
 		delete(state, "_trim") // where the trimming walk got to: see TestStateTrimmedWithHistory
 		wantState := map[string]string{"_cursor": ids[4], "wf:wf-1": envs[ids[4]], "lock:deploy": envs[ids[1]],
 			"wfstart:wf-1": ids[0]}
@@ -84,16 +76,9 @@ func TestPublishScriptWritesStreamChannelAndState(t *testing.T) {
 }
 
 func TestPublishScriptTrimsByLength(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{MaxLen: 10})
-		var msgs []Message
-		for i := range 400 {
-			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"i":%d}`, i)})
-		}
-		if _, errs := pub.PublishBatch(ctx, msgs); errors.Join(errs...) != nil {
-			t.Fatalf("PublishBatch(400): %v", errors.Join(errs...))
-		}
+		publishBatch(t, ctx, pub, messages("t", `{"i":%d}`, 400))
 		n, err := b.rdb.XLen(ctx, b.keys.Stream("t")).Result()
 		if err != nil || n < 10 || n >= 400 {
 			t.Errorf("XLEN after 400 publishes with MaxLen 10 = %d, %v; want 10 ≤ n < 400 (MAXLEN ~)", n, err)
@@ -102,8 +87,7 @@ func TestPublishScriptTrimsByLength(t *testing.T) {
 }
 
 func TestPublishScriptTrimsByAge(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		old := b.publisher(PublisherConfig{})
 		var ids []hub.ID
 		for i := range 300 {
@@ -173,8 +157,7 @@ func trimSlack(t *testing.T, b *backend) int {
 // TestPublishScriptValidates runs the script directly, as a client in another language would: what it refuses
 // leaves no trace.
 func TestPublishScriptValidates(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		cases := []struct{ name, typ, data, errHas string }{
 			{"empty type", "", `{}`, "invalid event type"},
 			{"upper-case type", "Progress", `{}`, "invalid event type"},
@@ -201,8 +184,7 @@ func TestPublishScriptValidates(t *testing.T) {
 // through it does not get an id for an event the hub then drops. Redis's cjson is lenient about a few number spellings
 // (nan, Infinity, 0x10, 01, 1.): those are stored, and the hub's reads never hand them to a client.
 func TestPublishScriptRefusesWhatTheHubDrops(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		for _, data := range []string{`{"a":`, `1 2`, `{} x`, ``} {
 			if id, err := b.script(ctx, "t", b.keys.Channel("t"), "progress", data, 100, 1024, ""); err == nil {
 				t.Errorf("script(data %q) = %s, nil; want an error (json.Valid refuses it)", data, id)
@@ -222,8 +204,7 @@ func TestPublishScriptRefusesWhatTheHubDrops(t *testing.T) {
 }
 
 func TestPublisherValidates(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{MaxEventBytes: 64})
 		cases := []struct {
 			topic, typ, data string
@@ -250,8 +231,7 @@ func TestPublisherValidates(t *testing.T) {
 }
 
 func TestPublishBatchOrderAndErrors(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		msgs := []Message{
 			{Topic: "a", Data: []byte(`{"n":1}`)},
@@ -279,21 +259,13 @@ func TestPublishBatchOrderAndErrors(t *testing.T) {
 // TestPublishBatchAfterScriptFlush: a script cache emptied (as by a Redis restart) answers NOSCRIPT; the batch loads
 // the script and stores every event exactly once.
 func TestPublishBatchAfterScriptFlush(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		b.publish(t, "t", "", `{"n":0}`) // the script is cached now
 		if err := b.rdb.ScriptFlush(ctx).Err(); err != nil {
 			t.Fatalf("SCRIPT FLUSH: %v", err)
 		}
-		var msgs []Message
-		for i := 1; i <= 5; i++ {
-			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"n":%d}`, i)})
-		}
-		ids, errs := pub.PublishBatch(ctx, msgs)
-		if err := errors.Join(errs...); err != nil {
-			t.Fatalf("PublishBatch after SCRIPT FLUSH: %v", err)
-		}
+		ids := publishBatch(t, ctx, pub, messages("t", `{"batch":%d}`, 5))
 		got := b.streamIDs(t, "t")
 		if len(got) != 6 || fmt.Sprint(got[1:]) != fmt.Sprint(ids) {
 			t.Errorf("stream after SCRIPT FLUSH and a batch of 5 = %v, want the first event then %v, each once", got, ids)

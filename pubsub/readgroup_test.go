@@ -79,13 +79,12 @@ func (h *slowXRange) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // for the same range, the same tail and the same newest id; each answer is right, and a handful of commands answer
 // them all.
 func TestStoreCoalescesAStormOfIdenticalReads(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		ids := []string{b.publish(t, "t", "", `{"i":0}`), b.publish(t, "t", "", `{"i":1}`)}
 		first, _ := hub.ParseID(ids[0])
 		hook := &slowXRange{}
 		b.rdb.AddHook(hook)
 		st := b.store()
-		ctx := ctxFor(t)
 		const callers = 200
 		ops := []struct {
 			name string

@@ -91,7 +91,7 @@ func TestPublishRetryAfterALostReply(t *testing.T) {
 	if err != nil || !res.Duplicate || res.Retries != 1 || len(stored) != 1 || stored[0].ID != res.ID {
 		t.Errorf("keyed publish with a lost reply = %+v, %v; stream %v; want the stored id as a duplicate after 1 retry", res, err, stored)
 	}
-	if v, _ := rig.MetricValue(rig.Gather(t, r.reg), "hub_publish_retried_total", "outcome=duplicate"); v != 1 {
+	if v := metricOf(t, r.reg, "hub_publish_retried_total", "outcome=duplicate"); v != 1 {
 		t.Errorf("hub_publish_retried_total{duplicate} = %v, want 1", v)
 	}
 

@@ -30,14 +30,9 @@ func TestLockStateTrimmedWithHistory(t *testing.T) {
 		msgs = append(msgs, lock("live", "c", "live-wf", 100+i, "renewed"))
 	}
 	for chunk := range slices.Chunk(msgs, 100) {
-		if _, errs := pub.PublishBatch(ctx, chunk); !slices.Equal(errs, make([]error, len(chunk))) {
-			t.Fatalf("PublishBatch: %v", errs)
-		}
+		publishBatch(t, ctx, pub, chunk)
 	}
-	h, err := b.rdb.HGetAll(ctx, b.keys.State("t")).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := b.state(t, "t")
 	var left []string
 	for f := range h {
 		if strings.Contains(f, "gone-") {

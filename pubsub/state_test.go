@@ -1,7 +1,7 @@
 package pubsub
 
 import (
-	"fmt"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -11,27 +11,14 @@ import (
 // stream (max_len 50) holds none of theirs: they leave the state hash, which keeps only what the stream still
 // explains.
 func TestStateTrimmedWithHistory(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{MaxLen: 50})
-		var msgs []Message
-		for i := range 30 {
-			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"workflow":"old-%d"}`, i)})
-		}
-		for i := range 200 {
-			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"workflow":"hot","seq":%d}`, i)})
-		}
+		msgs := append(messages("t", `{"workflow":"old-%d"}`, 30), messages("t", `{"workflow":"hot","seq":%d}`, 200)...)
 		for chunk := range slices.Chunk(msgs, 100) {
-			if _, errs := pub.PublishBatch(ctx, chunk); !slices.Equal(errs, make([]error, len(chunk))) {
-				t.Fatalf("PublishBatch: %v", errs)
-			}
-		}
-		fields, err := b.rdb.HKeys(ctx, b.keys.State("t")).Result()
-		if err != nil {
-			t.Fatal(err)
+			publishBatch(t, ctx, pub, chunk)
 		}
 		var wfs, old []string
-		for _, f := range fields {
+		for f := range b.state(t, "t") {
 			if strings.HasPrefix(f, "wf:") {
 				wfs = append(wfs, f)
 			}

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 )
@@ -9,8 +10,7 @@ import (
 // its latest progress event: an event of another type that names the workflow, a log line, neither replaces it
 // nor creates one.
 func TestStateKeepsProgressEventsPerWorkflow(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		progress, err := pub.Publish(ctx, "t", "progress", []byte(`{"workflow":"wf-1","status":"running"}`))
 		if err != nil {

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 // TestSubscriberSweepRepairsALostMessageOnAQuietTopic: an entry stored without its live message (XADD with the
 // hub's fields, no PUBLISH) on a topic that has gone quiet is delivered by the sweep, within Sweep and a tail check.
 func TestSubscriberSweepRepairsALostMessageOnAQuietTopic(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		const tick, sweep = 20 * time.Millisecond, 400 * time.Millisecond
 		s, a := followFirst(t, b, SubscriberConfig{TailCheck: tick, Sweep: sweep})
 		time.Sleep(10 * tick) // past the checks that follow traffic: the topic is quiet now
@@ -37,10 +38,7 @@ func TestSubscriberSweepRepairsALostMessageOnAQuietTopic(t *testing.T) {
 func TestSubscriberQuietTopicsCostNoCommands(t *testing.T) {
 	b := realBackend(t) // INFO commandstats: miniredis has none
 	const tick = 20 * time.Millisecond
-	s := startSubscriber(t, b, SubscriberConfig{TailCheck: tick, Sweep: time.Hour})
-	for i := range 100 {
-		s.follow(t, fmt.Sprintf("q%d", i))
-	}
+	s := startSubscriber(t, b, SubscriberConfig{TailCheck: tick, Sweep: time.Hour}, numbered("q%d", 100)...)
 	time.Sleep(10 * tick) // the checks every new subscription gets
 	before := commandCalls(t, b, "xread", "xrevrange", "xrange")
 	time.Sleep(25 * tick)
@@ -61,10 +59,7 @@ func TestSubscriberQuietTopicsCostNoCommands(t *testing.T) {
 func TestSubscriberSweepBatchesChecks(t *testing.T) {
 	b := realBackend(t)
 	const tick, sweep, topics = 50 * time.Millisecond, 200 * time.Millisecond, 300
-	s := startSubscriber(t, b, SubscriberConfig{TailCheck: tick, Sweep: sweep})
-	for i := range topics {
-		s.follow(t, fmt.Sprintf("w%d", i))
-	}
+	startSubscriber(t, b, SubscriberConfig{TailCheck: tick, Sweep: sweep}, numbered("w%d", topics)...)
 	before := commandCalls(t, b, "xread", "xrevrange")
 	began := time.Now()
 	time.Sleep(5 * sweep) // every topic swept about five times
@@ -126,9 +121,8 @@ func TestSubscriberBatchesSubscriptions(t *testing.T) {
 // TestSubscriberChurnKeepsEveryEvent: topics joined and left over and over, with events published on them all
 // along, deliver each event of a followed topic once and in order.
 func TestSubscriberChurnKeepsEveryEvent(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond})
-		s.follow(t, "steady")
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond}, "steady")
 		var want []string
 		followed := map[string]bool{}
 		for round := range 20 {

@@ -1,9 +1,7 @@
 package pubsub
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,32 +17,24 @@ func TestSubscriberSweepOnACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster")
 	}
-	cluster := rig.StartCluster(t, 3, 0, 2*time.Second)
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
-	t.Cleanup(func() { _ = cc.Close() })
+	_, cc := startCluster(t, 2*time.Second)
 	prefix := rig.Prefix(t)
 	const tick, sweep, topics = 50 * time.Millisecond, 500 * time.Millisecond, 30
-	s := NewSubscriber(cc, SubscriberConfig{Prefix: prefix, TailCheck: tick, Sweep: sweep, MaxEventBytes: 1024})
-	rec := &recorder{}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.Run(ctx, rec) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	run := &running{Subscriber: s, rec: rec}
+	s := runSubscriber(t, NewSubscriber(cc, SubscriberConfig{Prefix: prefix, TailCheck: tick, Sweep: sweep, MaxEventBytes: 1024}))
 	pub := NewPublisher(cc, PublisherConfig{Prefix: prefix})
 	slots := map[int]bool{}
 	ids := make([]string, topics)
 	for i := range topics {
 		topic := fmt.Sprintf("c%d", i)
 		slots[keyslot.Of(s.keys.Stream(topic))] = true
-		run.follow(t, topic)
+		s.follow(t, topic)
 		id, err := pub.Publish(ctxFor(t), topic, "", []byte(`{"n":"first"}`))
 		if err != nil {
 			t.Fatalf("Publish(%s): %v", topic, err)
 		}
 		ids[i] = id
 	}
-	rec.waitN(t, topics, within)
+	s.rec.waitN(t, topics, within)
 	time.Sleep(10 * tick) // quiet now: only the sweep looks at them
 	for i := range topics {
 		args := &redis.XAddArgs{Stream: s.keys.Stream(fmt.Sprintf("c%d", i)), Values: []string{"p", ids[i], "t", "progress", "d", `{"n":"lost"}`}}
@@ -52,7 +42,7 @@ func TestSubscriberSweepOnACluster(t *testing.T) {
 			t.Fatalf("XADD: %v", err)
 		}
 	}
-	got := rec.waitN(t, 2*topics, sweep+tick+3*time.Second)
+	got := s.rec.waitN(t, 2*topics, sweep+tick+3*time.Second)
 	for i := range topics {
 		if evs := onTopic(got, fmt.Sprintf("c%d", i)); len(evs) != 2 || evs[1].Prev.String() != ids[i] {
 			t.Errorf("c%d on the cluster: broadcast %q, want its first event and the entry stored after it", i, describe(evs))

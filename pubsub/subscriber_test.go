@@ -23,30 +23,38 @@ type running struct {
 	reg *prometheus.Registry
 }
 
-// startSubscriber runs a Subscriber on b until the test ends, feeding a recorder.
-func startSubscriber(t *testing.T, b *backend, cfg SubscriberConfig) *running {
+// startSubscriber runs a Subscriber on b until the test ends, feeding a recorder, and follows topics.
+func startSubscriber(t *testing.T, b *backend, cfg SubscriberConfig, topics ...string) *running {
 	t.Helper()
 	reg := metered()
 	cfg.Prefix, cfg.Registerer = b.prefix, reg
 	if cfg.MaxEventBytes == 0 {
 		cfg.MaxEventBytes = 1024
 	}
-	s := NewSubscriber(b.rdb, cfg)
+	r := runSubscriber(t, NewSubscriber(b.rdb, cfg))
+	r.reg = reg
+	for _, topic := range topics {
+		r.follow(t, topic)
+	}
+	return r
+}
+
+// runSubscriber runs s until the test ends, feeding a recorder.
+func runSubscriber(t *testing.T, s *Subscriber) *running {
+	t.Helper()
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = s.Run(ctx, rec) }()
+	wg.Go(func() { _ = s.Run(ctx, rec) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return &running{Subscriber: s, rec: rec, reg: reg}
+	return &running{Subscriber: s, rec: rec}
 }
 
 // followFirst starts a subscriber with cfg, follows "t" and waits for a first event there; it returns the subscriber
 // and that event's id.
 func followFirst(t *testing.T, b *backend, cfg SubscriberConfig) (*running, string) {
 	t.Helper()
-	s := startSubscriber(t, b, cfg)
-	s.follow(t, "t")
+	s := startSubscriber(t, b, cfg, "t")
 	a := b.publish(t, "t", "", `{"n":"a"}`)
 	s.rec.waitN(t, 1, within)
 	return s, a
@@ -75,14 +83,14 @@ func checkChain(t *testing.T, what string, evs []*hub.Event, want []string) {
 }
 
 func TestSubscriberDeliversLiveInOrder(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		s := startSubscriber(t, b, SubscriberConfig{})
 		before := b.publish(t, "t", "", `{"n":"before"}`) // stored before Follow: not broadcast
 		s.follow(t, "t")
 		pub := b.publisher(PublisherConfig{})
 		var want []string
 		for i := range 50 {
-			id, err := pub.Publish(ctxFor(t), "t", "", fmt.Appendf(nil, `{"n":%d}`, i))
+			id, err := pub.Publish(ctx, "t", "", fmt.Appendf(nil, `{"n":%d}`, i))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +104,7 @@ func TestSubscriberDeliversLiveInOrder(t *testing.T) {
 		if !s.Ready() {
 			t.Errorf("Ready() = false while the pub/sub connection is up")
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_followed_topics"); v != 1 {
+		if v := metricOf(t, s.reg, "hub_redis_followed_topics"); v != 1 {
 			t.Errorf("hub_redis_followed_topics = %v, want 1", v)
 		}
 	})
@@ -105,27 +113,25 @@ func TestSubscriberDeliversLiveInOrder(t *testing.T) {
 // TestSubscriberFollowReadyAfterConfirmation: Follow's channel closes once the subscription is confirmed, so a
 // first SUBSCRIBE is not counted as a resubscription nor followed by a repair read.
 func TestSubscriberFollowReadyAfterConfirmation(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour})
-		s.follow(t, "t")
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: time.Hour}, "t")
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		got := s.rec.waitN(t, 1, within)
 		if got[0].IDText != a || got[0].Source != hub.SourceLive {
 			t.Errorf("first event after Follow: %s from %s, want %s from live", got[0].IDText, got[0].Source, a)
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v != 0 {
+		if v := metricOf(t, s.reg, "hub_redis_resubscriptions_total"); v != 0 {
 			t.Errorf("hub_redis_resubscriptions_total = %v after one Follow and no reconnect, want 0", v)
 		}
 	})
 }
 
 func TestSubscriberEphemeral(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{})
-		s.follow(t, "t")
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{}, "t")
 		ch := b.keys.Channel("t")
-		b.rdb.Publish(ctxFor(t), ch, `not json`)
-		b.rdb.Publish(ctxFor(t), ch, `{"workflow":"wf-1","note":"ephemeral"}`)
+		b.rdb.Publish(ctx, ch, `not json`)
+		b.rdb.Publish(ctx, ch, `{"workflow":"wf-1","note":"ephemeral"}`)
 		got := s.rec.waitN(t, 1, within)
 		if len(got) != 1 || got[0].Stored() || got[0].Source != hub.SourceEphemeral || got[0].Type != hub.DefaultType {
 			t.Errorf("plain PUBLISH of garbage then JSON: broadcast %q, want only the JSON, ephemeral", describe(got))
@@ -134,7 +140,7 @@ func TestSubscriberEphemeral(t *testing.T) {
 }
 
 func TestSubscriberRepairsALostMessage(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		s, a := followFirst(t, b, SubscriberConfig{TailCheck: time.Hour})
 		lost1 := b.publishElsewhere(t, "t", `{"n":"lost1"}`)
 		lost2 := b.publishElsewhere(t, "t", `{"n":"lost2"}`)
@@ -147,16 +153,15 @@ func TestSubscriberRepairsALostMessage(t *testing.T) {
 		if got[1].Source != hub.SourceRepair {
 			t.Errorf("lost event came from %s, want repair", got[1].Source)
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_gaps_total"); v < 1 {
+		if v := metricOf(t, s.reg, "hub_redis_gaps_total"); v < 1 {
 			t.Errorf("hub_redis_gaps_total = %v after a gap, want ≥ 1", v)
 		}
 	})
 }
 
 func TestSubscriberTailCheckCatchesALostLastMessage(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond})
-		s.follow(t, "t")
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond}, "t")
 		a := b.publish(t, "t", "", `{"n":"a"}`)
 		lost := b.publishElsewhere(t, "t", `{"n":"lost"}`) // nothing published after it would reveal it
 		checkChain(t, "a then a lost last message", s.rec.waitN(t, 2, within), []string{a, lost})
@@ -171,7 +176,7 @@ func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
 	}
 	lost := b.publishElsewhere(t, "t", `{"n":"while away"}`) // only the resubscription can reveal it
 	checkChain(t, "a, then one while the connection was killed", s.rec.waitN(t, 2, within), []string{a, lost})
-	if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_resubscriptions_total"); v < 1 {
+	if v := metricOf(t, s.reg, "hub_redis_resubscriptions_total"); v < 1 {
 		t.Errorf("hub_redis_resubscriptions_total = %v after CLIENT KILL, want ≥ 1", v)
 	}
 	c := b.publish(t, "t", "", `{"n":"c"}`)
@@ -179,7 +184,7 @@ func TestSubscriberRepairsAfterPubSubConnectionKilled(t *testing.T) {
 }
 
 func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		s, a := followFirst(t, b, SubscriberConfig{MaxEventBytes: 64})
 		ch := b.keys.Channel("t")
 		next := fmt.Sprintf("%d-0", mustID(t, a).Ms+1)
@@ -189,14 +194,14 @@ func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
 			fmt.Sprintf(`{"id":%q,"prev":%q,"type":"BAD","data":{}}`, next, a),
 			fmt.Sprintf(`{"id":%q,"prev":%q,"type":"progress","data":"%s"}`, next, a, strings.Repeat("x", 100)),
 		} {
-			if err := b.rdb.Publish(ctxFor(t), ch, bad).Err(); err != nil {
+			if err := b.rdb.Publish(ctx, ch, bad).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
 		c := b.publish(t, "t", "", `{"n":"c"}`)
 		got := s.rec.waitN(t, 2, within)
 		checkChain(t, "a, four bad envelopes, c", got, []string{a, c})
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total"); v < 4 {
+		if v := metricOf(t, s.reg, "hub_events_dropped_total"); v < 4 {
 			t.Errorf("hub_events_dropped_total = %v after 4 bad envelopes, want ≥ 4", v)
 		}
 	})
@@ -205,10 +210,10 @@ func TestSubscriberInvalidEnvelopeDoesNotPoisonThePosition(t *testing.T) {
 // TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic: a well-formed envelope whose id is not in the stream must not
 // move the position past events that are.
 func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		s, a := followFirst(t, b, SubscriberConfig{TailCheck: 30 * time.Millisecond})
 		forged := fmt.Sprintf(`{"id":"99999999999999-0","prev":%q,"type":"progress","data":{}}`, a)
-		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), forged)
+		b.rdb.Publish(ctx, b.keys.Channel("t"), forged)
 		c := b.publish(t, "t", "", `{"n":"c"}`)
 		rig.Eventually(t, within, "the real event after a forged envelope", func() bool {
 			return slices.Contains(describe(s.rec.got()), c)
@@ -219,33 +224,31 @@ func TestSubscriberForgedEnvelopeDoesNotSilenceTheTopic(t *testing.T) {
 // TestSubscriberTailCheckCountsAnInvalidEntryOnce: an invalid entry at the stream's end is dropped and counted once,
 // not again at every tail check.
 func TestSubscriberTailCheckCountsAnInvalidEntryOnce(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		s, a := followFirst(t, b, SubscriberConfig{TailCheck: 20 * time.Millisecond})
 		// A tail check between a's XADD and its live message counts a gap of its own (and repairs a): count from here.
-		before, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_gaps_total")
+		before := metricOf(t, s.reg, "hub_redis_gaps_total")
 		b.xadd(t, "t", "p", a, "t", "BAD", "d", "{}")
 		rig.Eventually(t, within, "the invalid entry to be dropped", func() bool {
-			v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType)
+			v := metricOf(t, s.reg, "hub_events_dropped_total", "reason="+dropBadType)
 			return v >= 1
 		})
 		time.Sleep(200 * time.Millisecond) // ten tail checks
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropBadType); v != 1 {
+		if v := metricOf(t, s.reg, "hub_events_dropped_total", "reason="+dropBadType); v != 1 {
 			t.Errorf("hub_events_dropped_total{bad_type} = %v after 10 tail checks of one invalid entry, want 1", v)
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_redis_gaps_total"); v-before > 1 {
+		if v := metricOf(t, s.reg, "hub_redis_gaps_total"); v-before > 1 {
 			t.Errorf("hub_redis_gaps_total rose by %v for one invalid entry, want at most 1", v-before)
 		}
 	})
 }
 
 func TestSubscriberUnfollowUnsubscribes(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{})
-		s.follow(t, "t")
-		s.follow(t, "u")
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{}, "t", "u")
 		ch := b.keys.Channel("t")
 		numsub := func() int64 {
-			n, err := b.rdb.PubSubNumSub(ctxFor(t), ch).Result()
+			n, err := b.rdb.PubSubNumSub(ctx, ch).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +275,7 @@ func TestSubscriberUnfollowUnsubscribes(t *testing.T) {
 }
 
 func TestSubscriberRunEndsWithItsContext(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, _ context.Context, b *backend) {
 		s := NewSubscriber(b.rdb, SubscriberConfig{Prefix: b.prefix})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -298,20 +301,10 @@ func TestSubscriberRunEndsWithItsContext(t *testing.T) {
 }
 
 func TestSubscriberQueueOverflowIsRepaired(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		s := startSubscriber(t, b, SubscriberConfig{QueueLimit: 1, TailCheck: time.Hour})
-		s.follow(t, "t")
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{QueueLimit: 1, TailCheck: time.Hour}, "t")
 		pub := b.publisher(PublisherConfig{})
-		var msgs []Message
-		for i := range 200 {
-			msgs = append(msgs, Message{Topic: "t", Data: fmt.Appendf(nil, `{"i":%d}`, i)})
-		}
-		ids, errs := pub.PublishBatch(ctxFor(t), msgs)
-		for _, err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		ids := publishBatch(t, ctx, pub, messages("t", `{"i":%d}`, 200))
 		got := s.rec.waitN(t, 200, within)
 		checkChain(t, "200 published into a queue of 1", got, ids)
 	})

@@ -1,7 +1,7 @@
 package pubsub
 
 import (
-	"fmt"
+	"context"
 	"slices"
 	"testing"
 )
@@ -9,11 +9,8 @@ import (
 // Topics lists what the query selects and nothing else: prefixes (one covering another), names (one that has no
 // stream, one whose key holds a hash), both, or nothing.
 func TestStoreTopicsBySelection(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
-		for _, topic := range []string{"a.1", "a.2", "ab.1", "b.1", "c.x"} {
-			b.rdb.XAdd(ctx, redisXAdd{stream: b.keys.Stream(topic), id: "1-1"}.args())
-		}
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		b.addStreams(t, "1-1", "a.1", "a.2", "ab.1", "b.1", "c.x")
 		if b.real { // miniredis answers XREVRANGE on a hash with a malformed reply rather than WRONGTYPE
 			b.rdb.HSet(ctx, b.keys.Stream("h"), "x", "y")
 		}
@@ -51,18 +48,11 @@ func TestStoreTopicsBySelection(t *testing.T) {
 
 // One call walks at most ScanKeys keys: past them the list says so instead of walking on.
 func TestStoreTopicsScanBudget(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		if !b.real {
 			t.Skip("miniredis answers SCAN in one call whatever COUNT says")
 		}
-		ctx := ctxFor(t)
-		pipe := b.rdb.Pipeline()
-		for i := range 5000 {
-			pipe.XAdd(ctx, redisXAdd{stream: b.keys.Stream(fmt.Sprintf("other.%04d", i)), id: "1-1"}.args())
-		}
-		if _, err := pipe.Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+		b.addStreams(t, "1-1", numbered("other.%04d", 5000)...)
 		got, err := b.store().Topics(ctx, TopicQuery{Prefixes: []string{"mine."}, Limit: 10, ScanKeys: 2000})
 		if err != nil || len(got.Topics) != 0 || got.Truncated != "scan" {
 			t.Errorf("Topics(mine.*) over 5000 other streams with a 2000-key budget = %+v, %v; want none, truncated by the scan", got, err)

@@ -103,8 +103,7 @@ func FuzzParseTraceParent(f *testing.F) {
 // TestPublishScriptStoresOnlyValidTraceParents: the script keeps exactly the traceparents the Go parser accepts,
 // so a publisher in another language that sends a bad one publishes its event without it.
 func TestPublishScriptStoresOnlyValidTraceParents(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		for _, c := range traceParentCases {
 			keys, args := pub.scriptCall(Message{Topic: "tp", Type: "progress", Data: []byte(`{}`)}, "")
@@ -113,11 +112,7 @@ func TestPublishScriptStoresOnlyValidTraceParents(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: script with traceparent %q = %v, want the event published", c.name, c.tp, err)
 			}
-			entries, err := b.rdb.XRange(ctx, b.keys.Stream("tp"), id, id).Result()
-			if err != nil || len(entries) != 1 {
-				t.Fatalf("XRANGE %s = %v, %v", id, entries, err)
-			}
-			got, stored := entries[0].Values["tp"]
+			got, stored := b.entry(t, "tp", id).Values["tp"]
 			if stored != c.ok || (stored && got != c.tp) {
 				t.Errorf("%s: entry's tp = %v (stored %v), want stored %v", c.name, got, stored, c.ok)
 			}
@@ -126,15 +121,9 @@ func TestPublishScriptStoresOnlyValidTraceParents(t *testing.T) {
 }
 
 func TestPublisherStoresAndDeliversTheTraceParent(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
-		s := startSubscriber(t, b, SubscriberConfig{})
-		s.follow(t, "traced")
-		ps := b.rdb.Subscribe(ctx, b.keys.Channel("traced"))
-		defer ps.Close()
-		if _, err := ps.Receive(ctx); err != nil {
-			t.Fatal(err)
-		}
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		s := startSubscriber(t, b, SubscriberConfig{}, "traced")
+		ps := b.subscribe(t, "traced")
 		pub := b.publisher(PublisherConfig{})
 		fromCtx := "00-11111111111111111111111111111111-2222222222222222-01"
 		spanCtx := trace.ContextWithSpanContext(ctx, mustSpanContext(t, fromCtx))
@@ -157,11 +146,7 @@ func TestPublisherStoresAndDeliversTheTraceParent(t *testing.T) {
 				(ignored && !errors.Is(res.TraceIgnored, ErrTraceParent)) {
 				t.Errorf("publish %d: TraceIgnored = %v, want ignored %v", i, res.TraceIgnored, ignored)
 			}
-			entry, err := b.rdb.XRange(ctx, b.keys.Stream("traced"), res.ID, res.ID).Result()
-			if err != nil || len(entry) != 1 {
-				t.Fatalf("XRANGE %s = %v, %v", res.ID, entry, err)
-			}
-			if got, _ := entry[0].Values["tp"].(string); got != c.want {
+			if got, _ := b.entry(t, "traced", res.ID).Values["tp"].(string); got != c.want {
 				t.Errorf("publish %d: stored tp %q, want %q", i, got, c.want)
 			}
 			m, err := ps.ReceiveMessage(ctx)
@@ -192,15 +177,13 @@ func TestPublisherStoresAndDeliversTheTraceParent(t *testing.T) {
 // TestTracingSpans: with a tracer, the script's round trip is a child of the publish's span and the broadcast of an
 // event is a child of its publisher's span; events without a traceparent make no span.
 func TestTracingSpans(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		exp := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 		defer func() { _ = tp.Shutdown(context.Background()) }()
 		tracer := tp.Tracer("test")
-		s := startSubscriber(t, b, SubscriberConfig{Tracer: tracer})
-		s.follow(t, "spans")
+		s := startSubscriber(t, b, SubscriberConfig{Tracer: tracer}, "spans")
 		pub := b.publisher(PublisherConfig{Tracer: tracer})
-		ctx := ctxFor(t)
 		if _, err := pub.PublishMessage(ctx, Message{Topic: "spans", Data: []byte(`1`), TraceParent: testTraceParent}); err != nil {
 			t.Fatal(err)
 		}

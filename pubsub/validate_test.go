@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,8 +18,7 @@ func nested(depth int) string { return strings.Repeat("[", depth) + strings.Repe
 // TestPublishRefusesReservedTypes: reset, auth-expired, presence and health are the hub's own; the Publisher refuses them as a
 // bad type and so does the script, whose reply reads as the same validation error. (Before: both stored them.)
 func TestPublishRefusesReservedTypes(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{})
 		for _, typ := range ReservedTypes {
 			if id, err := pub.Publish(ctx, "t", typ, []byte(`{}`)); !errors.Is(err, hub.ErrBadType) || !strings.Contains(fmt.Sprint(err), "the hub's own") {
@@ -38,8 +38,7 @@ func TestPublishRefusesReservedTypes(t *testing.T) {
 // what cjson accepts at the edge of those rules is stored. (Before: the Publisher sent it and reported the script's
 // error as a failure, which POST /publish answered 503.)
 func TestPublishRefusesJSONTheScriptRefuses(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		pub := b.publisher(PublisherConfig{MaxEventBytes: 1 << 20})
 		deepObject := strings.Repeat(`{"a":`, 1001) + "1" + strings.Repeat("}", 1001)
 		for _, data := range []string{nested(1001), deepObject, `"\ud800"`, `"\udc00"`, `"\ud800\u0041"`, `"\ud800\ud800"`, `{"k":["\uDBFF"]}`} {
@@ -68,8 +67,7 @@ func TestPublishRefusesJSONTheScriptRefuses(t *testing.T) {
 // TestScriptRefusalsAreValidationErrors: each validation reply of the script, as a real server sends it, reads as
 // the validation error a publisher answers 400 or 413 for; other errors do not.
 func TestScriptRefusalsAreValidationErrors(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		cases := []struct {
 			typ, data string
 			want      error
@@ -95,23 +93,23 @@ func TestScriptRefusalsAreValidationErrors(t *testing.T) {
 // TestStoredControlEventsAreNeverDelivered: a reset or auth-expired that reached the stream or the channel some
 // other way than a publisher is dropped and counted, live and on replay, and the topic goes on after it.
 func TestStoredControlEventsAreNeverDelivered(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		s, a := followFirst(t, b, SubscriberConfig{})
 		aID := mustID(t, a)
 		live := fmt.Sprintf("%d-%d", aID.Ms, aID.Seq+1) // chained to a: delivered at once unless refused
-		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), fmt.Sprintf(`{"id":%q,"prev":%q,"type":"reset","data":{}}`, live, a))
+		b.rdb.Publish(ctx, b.keys.Channel("t"), fmt.Sprintf(`{"id":%q,"prev":%q,"type":"reset","data":{}}`, live, a))
 		r := b.xadd(t, "t", "p", a, "t", "reset", "d", `{"topic":"t","reason":"history-lost"}`)
 		x := b.xadd(t, "t", "p", r, "t", "auth-expired", "d", `{}`)
-		b.rdb.Publish(ctxFor(t), b.keys.Channel("t"), fmt.Sprintf(`{"id":%q,"prev":%q,"type":"auth-expired","data":{}}`, x, r))
+		b.rdb.Publish(ctx, b.keys.Channel("t"), fmt.Sprintf(`{"id":%q,"prev":%q,"type":"auth-expired","data":{}}`, x, r))
 		c := b.publish(t, "t", "", `{"n":"c"}`)
 		rig.Eventually(t, within, "the event after the forged ones", func() bool { return slices.Contains(describe(s.rec.got()), c) })
 		if got := describe(s.rec.got()); !slices.Equal(got, []string{a, c}) {
 			t.Errorf("delivered %q, want %q (stored control events dropped)", got, []string{a, c})
 		}
-		if v, _ := rig.MetricValue(rig.Gather(t, s.reg), "hub_events_dropped_total", "reason="+dropReserved); v < 2 {
+		if v := metricOf(t, s.reg, "hub_events_dropped_total", "reason="+dropReserved); v < 2 {
 			t.Errorf("hub_events_dropped_total{reason=%s} = %v, want ≥ 2", dropReserved, v)
 		}
-		evs, _, err := b.store().Read(ctxFor(t), "t", hub.ID{}, 100)
+		evs, _, err := b.store().Read(ctx, "t", hub.ID{}, 100)
 		if err != nil || !slices.Equal(idsOf(evs), []string{a, c}) {
 			t.Errorf("Read(t) = %q, %v; want %q", idsOf(evs), err, []string{a, c})
 		}

@@ -66,9 +66,9 @@ func statesAgree(t *testing.T, ctx context.Context, rdb redis.UniversalClient, p
 }
 
 func TestWorkflowsStatesReadAsStateDoes(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		statesAgree(t, ctxFor(t), b.rdb, b.publisher(PublisherConfig{}), func() {
-			if err := b.rdb.ScriptFlush(ctxFor(t)).Err(); err != nil {
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
+		statesAgree(t, ctx, b.rdb, b.publisher(PublisherConfig{}), func() {
+			if err := b.rdb.ScriptFlush(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -79,9 +79,7 @@ func TestWorkflowsStatesOnACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Redis Cluster")
 	}
-	cluster := rig.StartCluster(t, 3, 0, 2*time.Second)
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs()})
-	t.Cleanup(func() { _ = cc.Close() })
+	_, cc := startCluster(t, 2*time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	statesAgree(t, ctx, cc, NewPublisher(cc, PublisherConfig{Prefix: rig.Prefix(t)}), func() {

@@ -1,6 +1,7 @@
 package pubsub
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -12,13 +13,12 @@ import (
 )
 
 func TestWorkflowsStateReadsProgressLocksAndFences(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		first := b.publish(t, "proj.1", "progress", `{"workflow":"A","status":"queued"}`)
 		b.publish(t, "proj.1", "lock", `{"key":"K","holder":"h1","fence":5,"state":"acquired","workflow":"A"}`)
 		last := b.publish(t, "proj.1", "progress", `{"workflow":"A","status":"running","eta_s":90}`)
 		low := b.publish(t, "proj.1", "lock", `{"key":"K","holder":"h2","fence":3,"state":"acquired","workflow":"B"}`)
-		w := NewWorkflows(b.publisher(PublisherConfig{}))
+		w := b.workflows()
 		st, err := w.State(ctx, "proj.1", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -47,8 +47,7 @@ func TestWorkflowsStateReadsProgressLocksAndFences(t *testing.T) {
 
 // Replicas race to commit the same verdict: one records and publishes it, the others see it recorded.
 func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		id := b.publish(t, "proj.2", "progress", `{"workflow":"A","status":"running"}`)
 		eid, _ := hub.ParseID(id)
 		c := workflow.Commit{Topic: "proj.2", Workflow: "A", Mark: workflow.MarkHealth, Value: "stalled " + id,
@@ -56,17 +55,15 @@ func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
 		var won atomic.Int32
 		var wg sync.WaitGroup
 		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, err := NewWorkflows(b.publisher(PublisherConfig{})).Commit(ctx, c)
+			wg.Go(func() {
+				ok, err := b.workflows().Commit(ctx, c)
 				if err != nil {
 					t.Errorf("Commit = %v", err)
 				}
 				if ok {
 					won.Add(1)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		if won.Load() != 1 {
@@ -76,7 +73,7 @@ func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
 		if err != nil || len(entries) != 2 || entries[1].Values["t"] != workflow.EventType {
 			t.Fatalf("stream after the verdict = %v, %v; want the progress event and one health event", entries, err)
 		}
-		st, err := NewWorkflows(b.publisher(PublisherConfig{})).State(ctx, "proj.2", nil)
+		st, err := b.workflows().State(ctx, "proj.2", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +83,7 @@ func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
 		if st.Workflows["A"].Marks[workflow.MarkHealth].Queued {
 			t.Errorf("mark is queued before MarkQueued")
 		}
-		w := NewWorkflows(b.publisher(PublisherConfig{}))
+		w := b.workflows()
 		if err := w.MarkQueued(ctx, "proj.2", "A", workflow.MarkHealth, c.Value); err != nil {
 			t.Fatal(err)
 		}
@@ -102,12 +99,11 @@ func TestWorkflowsCommitOnceAcrossReplicas(t *testing.T) {
 
 // A stall verdict is not recorded over an event it did not see.
 func TestWorkflowsCommitRefusesStaleExpectation(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		old := b.publish(t, "proj.3", "progress", `{"workflow":"A","status":"running"}`)
 		b.publish(t, "proj.3", "progress", `{"workflow":"A","status":"running","step":"next"}`)
 		eid, _ := hub.ParseID(old)
-		ok, err := NewWorkflows(b.publisher(PublisherConfig{})).Commit(ctx, workflow.Commit{Topic: "proj.3",
+		ok, err := b.workflows().Commit(ctx, workflow.Commit{Topic: "proj.3",
 			Workflow: "A", Mark: workflow.MarkHealth, Value: "stalled " + old, Expect: eid, Event: []byte(`{}`)})
 		if err != nil || ok {
 			t.Fatalf("Commit over a newer event = %v, %v; want false, nil", ok, err)
@@ -120,10 +116,9 @@ func TestWorkflowsCommitRefusesStaleExpectation(t *testing.T) {
 
 // The hub's health events never replace a workflow's progress in the state, so the snapshot keeps its status.
 func TestHealthEventLeavesWorkflowStateAlone(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *backend) {
-		ctx := ctxFor(t)
+	forBackends(t, func(t *testing.T, ctx context.Context, b *backend) {
 		id := b.publish(t, "proj.4", "progress", `{"workflow":"A","status":"running"}`)
-		ok, err := NewWorkflows(b.publisher(PublisherConfig{})).Commit(ctx, workflow.Commit{Topic: "proj.4",
+		ok, err := b.workflows().Commit(ctx, workflow.Commit{Topic: "proj.4",
 			Workflow: "A", Mark: workflow.MarkHealth, Value: "stalled " + id, Event: []byte(`{"workflow":"A","verdict":"stalled"}`)})
 		if err != nil || !ok {
 			t.Fatalf("Commit = %v, %v", ok, err)
