@@ -274,3 +274,10 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) 
 	}
 	return o, nil
 }
+
+// setDefault sets *p to v unless the command line gave the flag name: a scenario's own default.
+func setDefault[T any](set map[string]bool, name string, p *T, v T) {
+	if !set[name] {
+		*p = v
+	}
+}

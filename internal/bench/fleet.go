@@ -29,33 +29,23 @@ const fleetStreamsPerLoader = 15000
 
 // fleetDefaults fills in what the fleet scenario's flags left unset.
 func fleetDefaults(o *options, set map[string]bool) {
-	if !set["conns"] {
-		o.conns = 100000
-	}
-	if !set["duration"] {
-		o.duration = 60 * time.Second
-	}
-	if !set["rate"] {
-		o.rate = 500 // what this 2-core machine sustains at 100,000 streams without faults (BENCHMARKS.md, "The fleet")
-	}
-	if !set["drain"] {
-		o.drain = 60 * time.Second
-	}
-	if !set["hold"] {
-		o.hold = 10 * time.Second // how long the open streams settle before their memory is read
-	}
+	setDefault(set, "conns", &o.conns, 100000)
+	setDefault(set, "duration", &o.duration, 60*time.Second)
+	// What this 2-core machine sustains at 100,000 streams without faults (BENCHMARKS.md, "The fleet").
+	setDefault(set, "rate", &o.rate, 500)
+	setDefault(set, "drain", &o.drain, 60*time.Second)
+	// How long the open streams settle before their memory is read.
+	setDefault(set, "hold", &o.hold, 10*time.Second)
 	if o.loaders <= 0 {
 		o.loaders = max(2, (o.conns+fleetStreamsPerLoader-1)/fleetStreamsPerLoader)
 	}
 	if o.hubs <= 0 {
 		o.hubs = fleetHubsFor(o.conns, noFileLimit())
 	}
-	if !set["dial-concurrency"] {
-		// 256 connects at once over all the loaders: a larger burst leaves the hubs more garbage, and the pages it
-		// took stay in their RSS (28,000 streams on 280 topics: 10-11 KiB per idle stream with 512 at once, 6.7-7.2
-		// with 128, and all open sooner).
-		o.dialConc = max(16, 256/o.loaders)
-	}
+	// 256 connects at once over all the loaders: a larger burst leaves the hubs more garbage, and the pages it took
+	// stay in their RSS (28,000 streams on 280 topics: 10-11 KiB per idle stream with 512 at once, 6.7-7.2 with 128,
+	// and all open sooner).
+	setDefault(set, "dial-concurrency", &o.dialConc, max(16, 256/o.loaders))
 	o.events = int(o.rate * o.duration.Seconds())
 }
 

@@ -23,6 +23,16 @@ func hubBinary(t testing.TB, tools ...string) string {
 	return goBuild(t, ".", "hub")
 }
 
+// scenarioHub skips the test under -short, saying why, and else returns hubBinary(t, "redis-server"): the opening
+// of the tests that run a scenario on hub processes.
+func scenarioHub(t *testing.T, why string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	return hubBinary(t, "redis-server")
+}
+
 // benchBinary builds cmd/hub-bench into the test's directory: the fleet scenario's load generators run it.
 func benchBinary(t *testing.T) string {
 	t.Helper()

@@ -87,15 +87,9 @@ func median(v []float64) float64 {
 
 // presenceDefaults: 1,000 streams on 10 topics over 2 hubs, a 30 s window, 2 pairs, unless the flags say otherwise.
 func presenceDefaults(o *options, set map[string]bool) {
-	if !set["topics"] {
-		o.topics = 10
-	}
-	if !set["hubs"] {
-		o.hubs = 2
-	}
-	if !set["repeat"] {
-		o.repeat = 2
-	}
+	setDefault(set, "topics", &o.topics, 10)
+	setDefault(set, "hubs", &o.hubs, 2)
+	setDefault(set, "repeat", &o.repeat, 2)
 }
 
 // presenceCommand is `hub-bench --scenario presence`: the hubs (--hub-bin) and their streams are its own, on

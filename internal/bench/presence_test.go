@@ -17,10 +17,7 @@ import (
 // TestPresenceScenarioCountsPresenceCommands: a small run of the presence scenario finds one entry per (topic, hub)
 // and presence's commands in the idle window with presence on, and none with it off.
 func TestPresenceScenarioCountsPresenceCommands(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs hub processes")
-	}
-	bin := hubBinary(t, "redis-server")
+	bin := scenarioHub(t, "runs hub processes")
 	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -84,10 +81,7 @@ func envInt(name string, def int) int {
 // TestPresenceScenarioPrintsBothSides: `hub-bench --scenario presence` runs presence off and on, prints each run and
 // the medians, and with presence on finds presence commands where off has none.
 func TestPresenceScenarioPrintsBothSides(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs hub processes")
-	}
-	bin := hubBinary(t, "redis-server")
+	bin := scenarioHub(t, "runs hub processes")
 	args := []string{"--scenario", "presence", "--hub-bin", bin, "--conns", "12", "--topics", "3", "--hold", "3s",
 		"--repeat", "1", "--hub-env", "HUB_PRESENCE_INTERVAL=1s", "--json"}
 	var rep PresenceReport

@@ -113,16 +113,9 @@ func (b *benchRun) peakRSS(ctx context.Context, done *sync.WaitGroup, hold, drai
 // hogDefaults sets the figures of issue #14's attack where the command line gives none: 16 hogs, 1,000 events of
 // 60 KB, held for 8 s.
 func hogDefaults(o *options, set map[string]bool) {
-	if !set["conns"] {
-		o.conns = 16
-	}
-	if !set["payload"] {
-		o.payload = 60 << 10
-	}
-	if !set["hold"] {
-		o.hold = 8 * time.Second
-	}
-	if !set["batch"] {
-		o.batch = 8 // pipelines of 15 MB time out on a busy machine, and go-redis sends a timed-out pipeline again
-	}
+	setDefault(set, "conns", &o.conns, 16)
+	setDefault(set, "payload", &o.payload, 60<<10)
+	setDefault(set, "hold", &o.hold, 8*time.Second)
+	// Pipelines of 15 MB time out on a busy machine, and go-redis sends a timed-out pipeline again.
+	setDefault(set, "batch", &o.batch, 8)
 }

@@ -9,10 +9,7 @@ import (
 // early positions and never read. The hub (the real binary, built without -race, on a real redis-server) must grow
 // by less than 256 MiB, and one more client that reads must still get every event.
 func TestReplayHogBoundsMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hub and moves 60 MB through it")
-	}
-	bin := hubBinary(t, "redis-server")
+	bin := scenarioHub(t, "builds the hub and moves 60 MB through it")
 	var res Result
 	_, err := runJSON(t, 2*time.Minute, []string{"--scenario", "replay-hog", "--hub-bin", bin, "--json"}, &res,
 		func() bool { return res.Proc != nil })

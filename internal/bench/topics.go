@@ -26,21 +26,11 @@ func topicsFlags(fs *flag.FlagSet, o *options) {
 // topicsDefaults sets the scenario's figures where the command line gives none: 10,000 clients on 5,000 topics,
 // 4,000 events/s, an idle window of 20 s.
 func topicsDefaults(o *options, set map[string]bool) {
-	if !set["conns"] {
-		o.conns = 10000
-	}
-	if !set["rate"] {
-		o.rate = 4000
-	}
-	if !set["hold"] {
-		o.hold = 20 * time.Second
-	}
-	if !set["dial-concurrency"] {
-		o.dialConc = 512
-	}
-	if !set["topics"] {
-		o.topics = max(1, o.conns/2)
-	}
+	setDefault(set, "conns", &o.conns, 10000)
+	setDefault(set, "rate", &o.rate, 4000)
+	setDefault(set, "hold", &o.hold, 20*time.Second)
+	setDefault(set, "dial-concurrency", &o.dialConc, 512)
+	setDefault(set, "topics", &o.topics, max(1, o.conns/2))
 }
 
 // topicsRun is one run of the topics scenario: a load per topic, so each client checks its own topic's events.

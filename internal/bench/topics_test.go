@@ -16,10 +16,7 @@ import (
 // in order, every churn cycle must succeed, and the followed topics, quiet during the idle window, must cost the
 // live feed well under one Redis command per topic per tail check (before the sweep it was exactly one).
 func TestTopicsScenario(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the hub and runs it under load")
-	}
-	bin := hubBinary(t, "redis-server")
+	bin := scenarioHub(t, "builds the hub and runs it under load")
 	const tick = 200 * time.Millisecond
 	args := []string{"--scenario", "topics", "--hub-bin", bin, "--json", "--conns", "600", "--topics", "300",
 		"--rate", "600", "--duration", "3s", "--hold", "3s", "--settle", "1s", "--churn", "50", "--drain", "20s",
@@ -47,10 +44,7 @@ func TestTopicsScenario(t *testing.T) {
 // TestTopicsScenarioOnTheFloor: --target floor runs the same load on the floor server, a child process of its own
 // whose CPU the result reports, and every client gets every event of its topic once and in order there too.
 func TestTopicsScenarioOnTheFloor(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the bench and runs the floor under load")
-	}
-	hubBinary(t, "redis-server") // skips without redis-server
+	scenarioHub(t, "builds the bench and runs the floor under load") // skips without redis-server
 	bench := benchBinary(t)
 	args := []string{"--scenario", "topics", "--target", "floor", "--bench-bin", bench, "--json", "--conns", "400",
 		"--topics", "200", "--rate", "400", "--duration", "2s", "--hold", "2s", "--settle", "500ms", "--churn", "0",

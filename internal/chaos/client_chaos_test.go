@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/hub"
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scenario 6: among 500 clients of a topic, 10 stop reading (their TCP windows fill). The hub evicts those 10, the
@@ -16,31 +15,23 @@ import (
 // A loopback socket swallows megabytes before a write blocks, so the stalled clients also follow a bulk topic of
 // 32 KiB events: it fills their windows in seconds without making the 490 parse gigabytes.
 func TestChaos06SlowConsumers(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	r.pad = strings.Repeat("x", 100)
 	// A short write deadline: a stalled client whose queue is lagging behind a repair (not evicted for that) is
 	// still cut when its socket stays full, as on a loaded machine where repairs come often.
-	h := r.startHub(r.redis.Addr, "HUB_SSE_CLIENT_BUFFER=128", "HUB_SSE_WRITE_TIMEOUT=3s")
+	r, h := newRigWithHub(t, "HUB_SSE_CLIENT_BUFFER=128", "HUB_SSE_WRITE_TIMEOUT=3s")
+	r.pad = strings.Repeat("x", 100)
 	topics, bulk := []string{"s6"}, "s6.bulk"
-	fast, slow := NewTransport(0), NewTransport(4096)
-	defer fast.CloseIdleConnections()
-	defer slow.CloseIdleConnections()
+	slow := NewTransport(4096)
+	t.Cleanup(slow.CloseIdleConnections)
+	fast, ctx := clientsFor(t, 2*time.Minute)
 	n, stalled := scale(500, 2000), 10
-	fleet := NewFleet(n, func(i int) ClientConfig {
+	fleet := runConnected(ctx, t, NewFleet(n, func(i int) ClientConfig {
 		cfg := ClientConfig{URLs: []string{h.URL}, Topics: topics, LastEventID: "0-0", Transport: fast}
 		if i < stalled {
 			cfg.Topics, cfg.LastEventID, cfg.Transport = []string{topics[0], bulk}, fromStart([]string{topics[0], bulk}), slow
 		}
 		return cfg
-	})
+	}), 20*time.Second)
 	keepers := fleet.Clients[stalled:]
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(20 * time.Second); err != nil {
-		t.Fatal(err)
-	}
 
 	// The same traffic twice, first with every client reading, then with the 10 stalled: the readers' latency is
 	// compared between the two, so the load of the test itself cancels out.
@@ -141,18 +132,12 @@ func TestChaos06SlowConsumers(t *testing.T) {
 // event: reset naming the oldest stored event, then everything from there in order; a client that stayed connected
 // sees no reset at all.
 func TestChaos07HistoryTrimmed(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	h := r.startHub(r.redis.Addr, "HUB_HISTORY_MAX_LEN=100")
+	r, h := newRigWithHub(t, "HUB_HISTORY_MAX_LEN=100")
 	topics := []string{"s7"}
 	tr, ctx := clientsFor(t, 2*time.Minute)
-	stayed := NewFleet(5, func(int) ClientConfig {
+	stayed := runConnected(ctx, t, NewFleet(5, func(int) ClientConfig {
 		return ClientConfig{URLs: []string{h.URL}, Topics: topics, LastEventID: "0-0", Transport: tr}
-	})
-	stayed.Run(ctx)
-	defer stayed.Stop()
-	if err := stayed.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	}), 10*time.Second)
 	first := r.publishTrimmed(ctx, 50, topics[0])
 	if _, err := stayed.WaitCaughtUp(map[string]hub.ID{topics[0]: first[len(first)-1]}, 10*time.Second); err != nil {
 		t.Fatal(err)

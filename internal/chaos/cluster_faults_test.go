@@ -16,7 +16,9 @@ import (
 // runClusterFaults is scenarios 11 and 13: three hubs on a cluster of 3 masters with a replica each, topics on every
 // master, and three faults under load: CLUSTER FAILOVER on the busy topic's replica, a SIGKILL of the master that
 // took over (its old master takes the slots back), and the busy topic's slot migrated to another master, slowly.
+// Under -short it skips the test.
 func runClusterFaults(t *testing.T, name string, sharded bool) {
+	skipShort(t)
 	cluster := rig.StartCluster(t, 3, 1, time.Second)
 	r := newFailoverRig(t, cluster.URL(), fmt.Sprintf("HUB_REDIS_SHARDED_PUBSUB=%v", sharded))
 	topics := spreadTopics(t, cluster, r.keys, name, 2)

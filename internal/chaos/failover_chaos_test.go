@@ -27,14 +27,11 @@ import (
 // order, to a client on each hub; the hubs are ready again after each fault and their metrics count the retries.
 
 func TestChaos11PublishThroughClusterFailover(t *testing.T) {
-	skipShort(t)
 	runClusterFaults(t, "s11", true)
 }
 
 func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
-	skipShort(t)
-	s := rig.StartSentinel(t, time.Second)
-	r := newFailoverRig(t, s.URL())
+	s, r := newSentinelRig(t, rig.SentinelOptions{DownAfter: time.Second})
 	topics := topicNames("s12", 6)
 	r.run(topics, fault{"switchover", func() {
 		// SENTINEL FAILOVER alone is not coordinated: the old master takes writes until the sentinel tells it to
@@ -68,6 +65,14 @@ type failoverRig struct {
 	*scenario
 	hubs  []*Hub
 	lossy bool // the faults may lose acknowledged events (verifyLossy)
+}
+
+// newSentinelRig starts, unless under -short, the sentinel rig opts describes and a failoverRig on it.
+func newSentinelRig(t *testing.T, opts rig.SentinelOptions) (*rig.Sentinel, *failoverRig) {
+	t.Helper()
+	skipShort(t)
+	s := rig.StartSentinelWith(t, opts)
+	return s, newFailoverRig(t, s.URL())
 }
 
 func newFailoverRig(t *testing.T, url string, env ...string) *failoverRig {
@@ -114,26 +119,19 @@ type fault struct {
 
 // run starts a client on each hub and the keyed publishers, applies the faults one after the other under load (each
 // once 200 more publishes were answered, 3000 under HUB_CHAOS_SOAK, and each followed by every hub ready again), publishes a while longer,
-// then checks what was stored and delivered, and records the row. It returns the hubs' scraped metrics.
+// then checks what was stored and delivered, and records the row. It returns the hubs' scraped metrics. The clients
+// run until the test ends.
 func (r *failoverRig) run(topics []string, faults ...fault) []map[string]float64 {
 	t := r.t
-	tr := NewTransport(0)
-	defer tr.CloseIdleConnections()
 	urls := make([]string, len(r.hubs))
 	for i, h := range r.hubs {
 		urls[i] = h.URL
 	}
-	fleet := NewFleet(len(r.hubs), func(i int) ClientConfig {
+	tr, ctx := clientsFor(t, 4*time.Minute)
+	fleet := runConnected(ctx, t, NewFleet(len(r.hubs), func(i int) ClientConfig {
 		return ClientConfig{URLs: append(urls[i:len(urls):len(urls)], urls[:i]...), Topics: topics,
 			LastEventID: fromStart(topics), Transport: tr, KeepData: true}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	fleet.Run(ctx)
-	defer fleet.Stop()
-	if err := fleet.WaitConnected(15 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	}), 15*time.Second)
 	load := &keyedLoad{urls: urls, topics: topics, client: &http.Client{Transport: tr, Timeout: 15 * time.Second}, stop: make(chan struct{})}
 	ready := watchReadiness(r.hubs)
 	var wg sync.WaitGroup

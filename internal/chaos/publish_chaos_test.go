@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
 
@@ -20,8 +19,7 @@ import (
 // an idempotency key (issue 21): the Publisher retries it itself and the script answers the stored id, so it is
 // stored and delivered once.
 func TestChaos10PublisherRetry(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	h := r.startHub(r.redis.Addr)
+	r, h := newRigWithHub(t)
 	px, err := NewProxy(r.redis.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -29,13 +27,10 @@ func TestChaos10PublisherRetry(t *testing.T) {
 	defer px.Close()
 	topic := "s10"
 	tr, ctx := clientsFor(t, time.Minute)
-	c := NewClient(ClientConfig{URLs: []string{h.URL}, Topics: []string{topic}, LastEventID: "0-0", Transport: tr, KeepData: true})
-	c.Run(ctx)
-	defer c.Stop()
-	fleet := &Fleet{Clients: []*Client{c}}
-	if err := fleet.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
+	fleet := runConnected(ctx, t, NewFleet(1, func(int) ClientConfig {
+		return ClientConfig{URLs: []string{h.URL}, Topics: []string{topic}, LastEventID: "0-0", Transport: tr, KeepData: true}
+	}), 10*time.Second)
+	c := fleet.Clients[0]
 
 	// The agent's own client: no silent retries by the library, so the retry below is the agent's.
 	agent := redis.NewClient(&redis.Options{Addr: px.Addr, MaxRetries: -1, ReadTimeout: time.Second})

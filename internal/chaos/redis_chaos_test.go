@@ -16,19 +16,8 @@ import (
 // connected.
 func runMixed(t *testing.T, base string, topics []string, multi int) (*Fleet, context.Context) {
 	t.Helper()
-	tr := NewTransport(0)
-	fleet := mixedFleet([]string{base}, topics, multi, tr)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	fleet.Run(ctx)
-	t.Cleanup(func() {
-		fleet.Stop()
-		cancel()
-		tr.CloseIdleConnections()
-	})
-	if err := fleet.WaitConnected(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return fleet, ctx
+	tr, ctx := clientsFor(t, 2*time.Minute)
+	return runConnected(ctx, t, mixedFleet([]string{base}, topics, multi, tr), 10*time.Second), ctx
 }
 
 // mixedFleet subscribes two clients to each topic alone and multi clients to all of them at once (cursor a=ID;b=ID),
@@ -51,8 +40,7 @@ func mixedFleet(base []string, topics []string, multi int, transport http.RoundT
 // is not needed here, and removing it still passes. pubsub's TestSubscriberRepairsALostMessage and the root
 // package's TestGapRepairDeliversLostMessages lose a message on a live connection and check that repair.
 func TestChaos01PubSubKilled(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	h := r.startHub(r.redis.Addr)
+	r, h := newRigWithHub(t)
 	topics := topicNames("s1", 5)
 	fleet, ctx := runMixed(t, h.URL, topics, 10)
 	measure(fleet)
@@ -279,8 +267,7 @@ func (r *scenario) redisOutage(h *Hub, o outageSpec) outage {
 // each must get an event: reset before the first event of the new history; nothing is skipped silently. A client
 // that reconnects afterwards with an old position gets a reset too.
 func TestChaos03RedisRestartEmpty(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	h := r.startHub(r.redis.Addr)
+	r, h := newRigWithHub(t)
 	topics := topicNames("s3", 3)
 	fleet, ctx := runMixed(t, h.URL, topics, 4)
 	n := scale(300, 3000)

@@ -106,18 +106,9 @@ func reconnectSpread(f *Fleet, since time.Time) (spread, last time.Duration) {
 // and waits until every one is connected. The fleet and its context end with the test.
 func connectedAcross(t *testing.T, a, b *Hub, topics []string) (context.Context, *Fleet) {
 	t.Helper()
-	tr := NewTransport(0)
-	t.Cleanup(tr.CloseIdleConnections)
-	fleet := NewFleet(scale(200, 1000), func(i int) ClientConfig {
+	tr, ctx := clientsFor(t, 2*time.Minute)
+	return ctx, runConnected(ctx, t, NewFleet(scale(200, 1000), func(i int) ClientConfig {
 		ts := topics[i%2 : i%2+1]
 		return ClientConfig{URLs: []string{a.URL, b.URL}, Topics: ts, LastEventID: fromStart(ts), Transport: tr}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	fleet.Run(ctx)
-	t.Cleanup(fleet.Stop)
-	if err := fleet.WaitConnected(15 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return ctx, fleet
+	}), 15*time.Second)
 }

@@ -47,6 +47,17 @@ func clientsFor(t *testing.T, timeout time.Duration) (*http.Transport, context.C
 	return tr, ctx
 }
 
+// runConnected runs f until ctx or the test ends and waits up to within until every client has its stream open.
+func runConnected(ctx context.Context, t *testing.T, f *Fleet, within time.Duration) *Fleet {
+	t.Helper()
+	f.Run(ctx)
+	t.Cleanup(f.Stop)
+	if err := f.WaitConnected(within); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func newRig(t *testing.T, opts rig.RedisOptions) *scenario {
 	t.Helper()
 	skipShort(t)
@@ -56,6 +67,13 @@ func newRig(t *testing.T, opts rig.RedisOptions) *scenario {
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: 1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return &scenario{t: t, redis: rs, rdb: rdb, prefix: prefix, keys: pubsub.Keys{Prefix: prefix}}
+}
+
+// newRigWithHub is newRig on a plain redis-server with one hub on it, started with the extra settings env.
+func newRigWithHub(t *testing.T, env ...string) (*scenario, *Hub) {
+	t.Helper()
+	r := newRig(t, rig.RedisOptions{})
+	return r, r.startHub(r.redis.Addr, env...)
 }
 
 // hubEnv is the configuration every scenario's hub starts from: short timers so faults show within a second,

@@ -9,16 +9,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scenario 8: 2,000 clients that missed the same 200 events reconnect at once with the same Last-Event-ID. All
 // recover exactly, the hub's memory stays bounded, and the XRANGE calls Redis serves are counted: concurrent
 // identical replays share one read (pubsub's read coalescing), so the count stays far below one per client.
 func TestChaos08ReconnectStorm(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	h := r.startHub(r.redis.Addr)
+	r, h := newRigWithHub(t)
 	topics := []string{"s8"}
 	tr, ctx := clientsFor(t, 3*time.Minute)
 	n := scale(2000, 5000)
@@ -108,8 +105,7 @@ func mib(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }
 // Scenario 9: 10,000 connect/disconnect cycles, some cut in the middle of a replay. Afterwards the hub's goroutines
 // and heap are back at their baseline: nothing is left behind per connection.
 func TestChaos09Churn(t *testing.T) {
-	r := newRig(t, rig.RedisOptions{})
-	h := r.startHub(r.redis.Addr)
+	r, h := newRigWithHub(t)
 	topics := []string{"s9"}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -12,18 +12,15 @@ import (
 // Scenario 13 is scenario 11 with classic pub/sub (PUBLISH, broadcast to every node): the same three faults, the
 // same promise.
 func TestChaos13PublishThroughClusterFaultsClassicPubSub(t *testing.T) {
-	skipShort(t)
 	runClusterFaults(t, "s13", false)
 }
 
 // Scenario 14: three sentinels (quorum 2) with their own password, a master and a replica with another, and the
 // master SIGKILLed under load. The hubs follow the promotion through the authenticated sentinels.
 func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
-	skipShort(t)
-	s := rig.StartSentinelWith(t, rig.SentinelOptions{
+	s, r := newSentinelRig(t, rig.SentinelOptions{
 		Sentinels: 3, Password: "redis-pw", SentinelPassword: "sentinel-pw", DownAfter: time.Second,
 	})
-	r := newFailoverRig(t, s.URL())
 	scraped := r.run(topicNames("s14", 6), fault{"SIGKILL of the master", func() {
 		if err := rig.WaitInSync(s.Replica.Addr, "redis-pw", 30*time.Second); err != nil {
 			t.Fatal(err) // a replica behind its master would lose what the master acknowledged
@@ -48,13 +45,11 @@ func TestChaos14SentinelsWithPasswordsMasterKilled(t *testing.T) {
 // its last 200 ms are gone. What was stored still reaches every client exactly once and in order, and a client
 // resuming from a vanished id gets every stored event after it.
 func TestChaos15SentinelFailoverLosesAcknowledgedEvents(t *testing.T) {
-	skipShort(t)
 	var link *rig.Link
-	s := rig.StartSentinelWith(t, rig.SentinelOptions{DownAfter: time.Second, ReplicaOf: func(master string) string {
+	s, r := newSentinelRig(t, rig.SentinelOptions{DownAfter: time.Second, ReplicaOf: func(master string) string {
 		link = rig.StartLink(t, master, 200*time.Millisecond)
 		return link.Addr
 	}})
-	r := newFailoverRig(t, s.URL())
 	r.lossy = true
 	r.run(topicNames("s15", 6), fault{"SIGKILL of the master, replica 200 ms behind", func() {
 		link.Cut()
