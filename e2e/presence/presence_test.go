@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/auth"
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tokentest"
 )
@@ -49,23 +48,23 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func startHub(t *testing.T, rs *rig.Redis, prefix string, extra ...string) *chaos.Hub {
+func startHub(t *testing.T, rs *rig.Redis, prefix string, extra ...string) *rig.Hub {
 	t.Helper()
 	return startHubOn(t, "redis://"+rs.Addr+"/0", prefix, extra...)
 }
 
 // twoHubs starts two hubs, with the extra settings, on one real Redis under one prefix: one topic's watchers may
 // be on either.
-func twoHubs(t *testing.T, extra ...string) (*chaos.Hub, *chaos.Hub) {
+func twoHubs(t *testing.T, extra ...string) (*rig.Hub, *rig.Hub) {
 	t.Helper()
 	rs := rig.StartRedisWith(t, rig.RedisOptions{})
 	prefix := rig.Prefix(t)
 	return startHub(t, rs, prefix, extra...), startHub(t, rs, prefix, extra...)
 }
 
-func startHubOn(t *testing.T, redisURL, prefix string, extra ...string) *chaos.Hub {
+func startHubOn(t *testing.T, redisURL, prefix string, extra ...string) *rig.Hub {
 	t.Helper()
-	h, err := chaos.StartHub(hubBin, "127.0.0.1:0", append([]string{
+	h, err := rig.StartHub(hubBin, "127.0.0.1:0", append([]string{
 		"HUB_REDIS_URL=" + redisURL,
 		"HUB_REDIS_PREFIX=" + prefix,
 		"HUB_AUTH_HMAC_SECRET=" + tokentest.Secret,
@@ -158,7 +157,7 @@ func TestPresenceAcrossTwoHubs(t *testing.T) {
 	bobStream := stream(t, h2.URL, bob, nil, "room")
 	sees := func(count int, users ...string) func() bool {
 		return func() bool {
-			for _, h := range []*chaos.Hub{h1, h2} {
+			for _, h := range []*rig.Hub{h1, h2} {
 				a := presenceOf(t, h.URL, "room", viewer)
 				if a.Status != http.StatusOK || a.Count != count || !slices.Equal(a.Users, users) {
 					return false
@@ -212,7 +211,7 @@ func TestPresenceOnACluster(t *testing.T) {
 		stream(t, h1.URL, token(t, "alice", grant), nil, topic)
 		stream(t, h2.URL, token(t, "bob", grant), nil, topic)
 		rig.Eventually(t, interval+slack, fmt.Sprintf("topic %d: both hubs report alice and bob", i), func() bool {
-			for _, h := range []*chaos.Hub{h1, h2} {
+			for _, h := range []*rig.Hub{h1, h2} {
 				a := presenceOf(t, h.URL, topic, viewer)
 				if a.Count != 2 || a.Hubs != 2 || !slices.Equal(a.Users, []string{"alice", "bob"}) {
 					return false
@@ -233,7 +232,7 @@ func TestPresenceBehindSentinel(t *testing.T) {
 	stream(t, h2.URL, token(t, "bob", grant), nil, "room")
 	viewer := token(t, "carol", grant)
 	rig.Eventually(t, interval+slack, "both hubs report alice and bob", func() bool {
-		for _, h := range []*chaos.Hub{h1, h2} {
+		for _, h := range []*rig.Hub{h1, h2} {
 			a := presenceOf(t, h.URL, "room", viewer)
 			if a.Count != 2 || a.Hubs != 2 || !slices.Equal(a.Users, []string{"alice", "bob"}) {
 				return false

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/syncverse/hub/e2e/hubtest"
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/internal/tracing/tracingtest"
 )
@@ -27,7 +26,7 @@ func TestHubFlushesSpansOnShutdown(t *testing.T) {
 	bin := filepath.Join(hubtest.BuildHub(t), "hub")
 	rs := rig.StartRedis(t) // a real redis-server
 	recv := tracingtest.Start(t)
-	h, err := chaos.StartHub(bin, "127.0.0.1:0", []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_TRACING_ENABLED=true",
+	h, err := rig.StartHub(bin, "127.0.0.1:0", []string{"HUB_REDIS_URL=" + rs.URL(), "HUB_TRACING_ENABLED=true",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL, "OTEL_BSP_SCHEDULE_DELAY=600000", "OTEL_SERVICE_NAME=e2e-hub"}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/rig"
 	"github.com/syncverse/hub/pubsub"
 )
@@ -113,7 +112,7 @@ type fleetRun struct {
 	pub       *pubsub.Publisher
 	keys      pubsub.Keys
 	env       []string
-	hubs      []*chaos.Hub
+	hubs      []*rig.Hub
 	gone      []sample // the last reading of hub processes that ended during the run (the rolling restart)
 	loaders   []*loaderProc
 	topics    []string
@@ -166,7 +165,7 @@ func (r *fleetRun) start(ctx context.Context) error {
 		"HUB_LIMITS_MAX_CONNECTIONS=0", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=0", "HUB_LIMITS_CONNECTION_RATE=0",
 		"HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=0"}, o.hubEnv...)
 	for range o.hubs {
-		h, err := chaos.StartHub(r.bin, "127.0.0.1:0", r.env, 30*time.Second)
+		h, err := rig.StartHub(r.bin, "127.0.0.1:0", r.env, 30*time.Second)
 		if err != nil {
 			return fmt.Errorf("start a hub: %w", err)
 		}

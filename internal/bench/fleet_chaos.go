@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/delay"
 	"github.com/syncverse/hub/internal/keyslot"
 	"github.com/syncverse/hub/internal/rig"
@@ -206,9 +205,9 @@ func (r *fleetRun) restartHub(ctx context.Context, cpu *hubCPU) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("SIGTERM %s: %w", h.Addr, err)
 	}
-	var h2 *chaos.Hub
+	var h2 *rig.Hub
 	err = rig.Poll(ctx, faultTimeout, pollEvery, "the hub starts again on "+h.Addr, func() bool {
-		h2, err = chaos.StartHub(r.bin, h.Addr, r.env, 30*time.Second)
+		h2, err = rig.StartHub(r.bin, h.Addr, r.env, 30*time.Second)
 		return err == nil
 	})
 	if h2 == nil {

@@ -9,10 +9,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/syncverse/hub/internal/chaos"
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // loaderProc is one load-generator child as the parent sees it. Its reader goroutine is owned by stop, which
@@ -20,7 +19,7 @@ import (
 type loaderProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	errOut *chaos.TailBuffer
+	errOut *rig.TailBuffer
 
 	mu     sync.Mutex
 	status loaderStatus
@@ -32,8 +31,8 @@ type loaderProc struct {
 // startLoader runs bin --scenario fleet-loader (bin is hub-bench) and sends it spec.
 func startLoader(bin string, spec loaderSpec) (*loaderProc, error) {
 	cmd := exec.Command(bin, "--scenario", fleetLoader)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	p := &loaderProc{cmd: cmd, errOut: &chaos.TailBuffer{Max: 16 << 10}, result: make(chan loaderResult, 1), ended: make(chan struct{})}
+	rig.SetParentDeath(cmd)
+	p := &loaderProc{cmd: cmd, errOut: &rig.TailBuffer{Max: 16 << 10}, result: make(chan loaderResult, 1), ended: make(chan struct{})}
 	cmd.Stderr = p.errOut
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -16,9 +16,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/syncverse/hub/internal/rig"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/delay"
 )
 
@@ -199,8 +200,8 @@ type floorProc struct {
 // startFloor runs bin (hub-bench) --scenario floor-serve on redisURL and returns once it listens, with its URL.
 func startFloor(bin, redisURL, prefix string) (*floorProc, string, error) {
 	cmd := exec.Command(bin, "--scenario", floorScenario, "--redis-url", redisURL, "--prefix", prefix)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	errOut := &chaos.TailBuffer{Max: 16 << 10}
+	rig.SetParentDeath(cmd)
+	errOut := &rig.TailBuffer{Max: 16 << 10}
 	cmd.Stderr = errOut
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/syncverse/hub/internal/rig"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/delay"
 )
 
@@ -64,7 +65,7 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 		"HUB_PRESENCE_EXPIRY=" + (3 * interval).String(),
 	}
 	env = append(env, s.Env...)
-	var hubs []*chaos.Hub
+	var hubs []*rig.Hub
 	defer func() {
 		for _, h := range hubs {
 			_ = h.Stop()
@@ -75,7 +76,7 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 		for j, kv := range env {
 			own[j] = strings.ReplaceAll(kv, "{hub}", strconv.Itoa(i))
 		}
-		h, err := chaos.StartHub(s.HubBin, "127.0.0.1:0", own, 30*time.Second)
+		h, err := rig.StartHub(s.HubBin, "127.0.0.1:0", own, 30*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -137,7 +138,7 @@ func RunPresence(ctx context.Context, s PresenceSpec) (*PresenceResult, error) {
 // (so a topic's streams spread over the hubs: the most entries a load can make), and
 // returns once each has its 200; the connections stay open, unread past the headers (the hub's heartbeats fit in
 // the socket buffers for the length of a run).
-func openPresenceStreams(ctx context.Context, s PresenceSpec, hubs []*chaos.Hub) ([]net.Conn, error) {
+func openPresenceStreams(ctx context.Context, s PresenceSpec, hubs []*rig.Hub) ([]net.Conn, error) {
 	conns := make([]net.Conn, s.Streams)
 	sem := make(chan struct{}, s.DialConc)
 	var wg sync.WaitGroup
@@ -218,7 +219,7 @@ func cmdstatCalls(info string) map[string]int64 {
 }
 
 // hubsCPU is the hubs' process_cpu_seconds_total together.
-func hubsCPU(ctx context.Context, hubs []*chaos.Hub) (float64, error) {
+func hubsCPU(ctx context.Context, hubs []*rig.Hub) (float64, error) {
 	var sum float64
 	for _, h := range hubs {
 		m, err := h.Metrics(ctx)

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/syncverse/hub/internal/chaos"
 	"github.com/syncverse/hub/internal/rig"
 )
 
@@ -20,7 +19,7 @@ type target struct {
 	url      string // http://host:port of the hub
 	redisURL string
 	pid      int        // the hub process, 0 when unknown
-	hub      *chaos.Hub // the hub started here, if any
+	hub      *rig.Hub   // the hub started here, if any
 	floor    *floorProc // the floor started here instead (--target floor)
 	owner    *rig.Owner // what started the Redis here, if it did
 }
@@ -77,7 +76,7 @@ func (t *target) startHub(o *options) error {
 	env := append([]string{"HUB_REDIS_URL=" + t.redisURL, "HUB_LIMITS_MAX_CONNECTIONS=0", "HUB_LIMITS_MAX_CONNECTIONS_PER_IP=0",
 		"HUB_LIMITS_CONNECTION_RATE=0", "HUB_LIMITS_MAX_NONSTREAM_CONNECTIONS_PER_IP=0", "HUB_SSE_DETACH=" + strconv.FormatBool(o.detach)},
 		o.hubEnv...)
-	h, err := chaos.StartHub(o.hubBin, "127.0.0.1:0", env, 10*time.Second)
+	h, err := rig.StartHub(o.hubBin, "127.0.0.1:0", env, 10*time.Second)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", o.hubBin, err)
 	}

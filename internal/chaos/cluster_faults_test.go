@@ -94,7 +94,7 @@ type readiness struct {
 	bad    []int
 }
 
-func watchReadiness(hubs []*Hub) *readiness {
+func watchReadiness(hubs []*rig.Hub) *readiness {
 	r := &readiness{stopCh: make(chan struct{}), bad: make([]int, len(hubs))}
 	r.wg.Go(func() {
 		tick := time.NewTicker(100 * time.Millisecond)

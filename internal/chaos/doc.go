@@ -5,7 +5,7 @@
 // driven as a child process (so it can be sent SIGKILL or SIGTERM), and fleets of verifying SSE clients.
 //
 //   - Proxy is a TCP proxy between the hub and Redis that can cut every connection and refuse new ones, then heal.
-//   - Hub is one hub process: start, SIGKILL, SIGTERM, scrape its /metrics.
+//   - Hub processes come from rig.StartHub: start, SIGKILL, SIGTERM, scrape their /metrics.
 //   - Client is a browser-like SSE client: it honours retry:, resumes with Last-Event-ID, fails over to the next
 //     replica, and records every id it receives. Check compares that record with the stream (XRANGE is the truth)
 //     and counts lost, duplicated and reordered events; a gap is excused only right after an event: reset.

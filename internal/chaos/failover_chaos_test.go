@@ -63,7 +63,7 @@ func TestChaos12PublishThroughSentinelFailover(t *testing.T) {
 // failoverRig is a rig on a replicated Redis with three hubs and the keyed publishers.
 type failoverRig struct {
 	*scenario
-	hubs  []*Hub
+	hubs  []*rig.Hub
 	lossy bool // the faults may lose acknowledged events (verifyLossy)
 }
 

@@ -144,7 +144,7 @@ func healthEnv(hookURL string) []string {
 func TestWorkflowVerdictsOnceAcrossTwoHubs(t *testing.T) {
 	r := newRig(t, rig.RedisOptions{})
 	rc := newHookReceiver(t, "s3cret")
-	hubs := []*Hub{r.startHub(r.redis.Addr, healthEnv(rc.srv.URL)...), r.startHub(r.redis.Addr, healthEnv(rc.srv.URL)...)}
+	hubs := []*rig.Hub{r.startHub(r.redis.Addr, healthEnv(rc.srv.URL)...), r.startHub(r.redis.Addr, healthEnv(rc.srv.URL)...)}
 
 	last := time.Now()
 	r.agent("hv.deploy", "progress", `{"workflow":"s","status":"running","step":"migrate"}`)

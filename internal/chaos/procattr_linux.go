@@ -1,14 +1,6 @@
 package chaos
 
-import (
-	"os/exec"
-	"syscall"
-)
-
-// setParentDeath makes the kernel kill the hub if the test process dies first, so no hub outlives an aborted run.
-func setParentDeath(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-}
+import "syscall"
 
 // smallReceiveBuffer sets SO_RCVBUF before the connection is made, so the window it advertises stays small from the
 // handshake on (set after connect, the first window already announced a large buffer).

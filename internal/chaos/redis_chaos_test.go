@@ -97,7 +97,7 @@ type readyWatch struct {
 	done            chan struct{}
 }
 
-func watchReady(h *Hub) *readyWatch {
+func watchReady(h *rig.Hub) *readyWatch {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	w := &readyWatch{stop: cancel, done: make(chan struct{})}
 	go func() {
@@ -243,7 +243,7 @@ type outage struct {
 // redisOutage runs the mixed fleet on three topics of h and 500 events/s of publishers while o's fault happens,
 // then checks what such a fault must leave: every client caught up on every stored event, once and in order, with no
 // reset, on the stream it opened, and /readyz answered 503 and then 200 again.
-func (r *scenario) redisOutage(h *Hub, o outageSpec) outage {
+func (r *scenario) redisOutage(h *rig.Hub, o outageSpec) outage {
 	t := r.t
 	topics := topicNames(o.prefix, 3)
 	fleet, ctx := runMixed(t, h.URL, topics, 4)

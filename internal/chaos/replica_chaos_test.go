@@ -46,7 +46,7 @@ func TestChaos05RollingRestart(t *testing.T) {
 	go func() { done <- r.publish(ctx, 2, scale(2000, 8000), topics, 250) }()
 	time.Sleep(time.Second)
 
-	roll := func(name string, h *Hub) (exit, spread, last time.Duration) {
+	roll := func(name string, h *rig.Hub) (exit, spread, last time.Duration) {
 		start := time.Now()
 		exit, err := h.Term(10 * time.Second)
 		if err != nil {
@@ -62,7 +62,7 @@ func TestChaos05RollingRestart(t *testing.T) {
 		return exit, spread, last
 	}
 	exitA, spreadA, lastA := roll("A", a)
-	a2, err := StartHub(hubBin, a.Addr, r.hubEnv(r.redis.Addr, env...), 15*time.Second)
+	a2, err := rig.StartHub(hubBin, a.Addr, r.hubEnv(r.redis.Addr, env...), 15*time.Second)
 	if err != nil {
 		t.Fatalf("start A again on %s: %v", a.Addr, err)
 	}
@@ -104,7 +104,7 @@ func reconnectSpread(f *Fleet, since time.Time) (spread, last time.Duration) {
 
 // connectedAcross opens a fleet of clients split over both topics, each client with both hubs to fail over between,
 // and waits until every one is connected. The fleet and its context end with the test.
-func connectedAcross(t *testing.T, a, b *Hub, topics []string) (context.Context, *Fleet) {
+func connectedAcross(t *testing.T, a, b *rig.Hub, topics []string) (context.Context, *Fleet) {
 	t.Helper()
 	tr, ctx := clientsFor(t, 2*time.Minute)
 	return ctx, runConnected(ctx, t, NewFleet(scale(200, 1000), func(i int) ClientConfig {

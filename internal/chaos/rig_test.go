@@ -70,7 +70,7 @@ func newRig(t *testing.T, opts rig.RedisOptions) *scenario {
 }
 
 // newRigWithHub is newRig on a plain redis-server with one hub on it, started with the extra settings env.
-func newRigWithHub(t *testing.T, env ...string) (*scenario, *Hub) {
+func newRigWithHub(t *testing.T, env ...string) (*scenario, *rig.Hub) {
 	t.Helper()
 	r := newRig(t, rig.RedisOptions{})
 	return r, r.startHub(r.redis.Addr, env...)
@@ -96,9 +96,9 @@ func (r *scenario) hubEnv(redisAddr string, extra ...string) []string {
 }
 
 // startHub runs a hub process against redisAddr (the server itself, or a proxy in front of it).
-func (r *scenario) startHub(redisAddr string, extra ...string) *Hub {
+func (r *scenario) startHub(redisAddr string, extra ...string) *rig.Hub {
 	r.t.Helper()
-	h, err := StartHub(hubBin, "127.0.0.1:0", r.hubEnv(redisAddr, extra...), 15*time.Second)
+	h, err := rig.StartHub(hubBin, "127.0.0.1:0", r.hubEnv(redisAddr, extra...), 15*time.Second)
 	if err != nil {
 		r.t.Fatalf("start hub: %v", err)
 	}
@@ -107,7 +107,7 @@ func (r *scenario) startHub(redisAddr string, extra ...string) *Hub {
 }
 
 // own stops h when the test ends, failing the test if h did not exit cleanly, and logs its end on a failure.
-func (r *scenario) own(h *Hub) {
+func (r *scenario) own(h *rig.Hub) {
 	r.t.Cleanup(func() {
 		if err := h.Stop(); err != nil {
 			r.t.Errorf("hub %s did not exit cleanly: %v", h.URL, err)
@@ -267,7 +267,7 @@ func (r *scenario) publish(ctx context.Context, pubs, n int, topics []string, ra
 }
 
 // metric returns a series' value from a scrape, 0 when absent.
-func metric(t *testing.T, h *Hub, series string) float64 {
+func metric(t *testing.T, h *rig.Hub, series string) float64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/syncverse/hub/internal/rig"
 )
 
 // Scenario 8: 2,000 clients that missed the same 200 events reconnect at once with the same Last-Event-ID. All
@@ -74,7 +76,7 @@ func xrangeCalls(t *testing.T, r *scenario) int {
 
 // watchRSS samples the hub's resident memory every 100ms until the returned function is called, which gives the
 // highest sample.
-func watchRSS(h *Hub) func() float64 {
+func watchRSS(h *rig.Hub) func() float64 {
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var peak float64
@@ -174,7 +176,7 @@ func TestChaos09Churn(t *testing.T) {
 
 // settle waits until the hub has no open stream and, when bounds are given, at most maxG goroutines and maxHeap
 // bytes of heap in use; it returns the last figures.
-func settle(t *testing.T, h *Hub, maxG, maxHeap float64) (g, heap float64) {
+func settle(t *testing.T, h *rig.Hub, maxG, maxHeap float64) (g, heap float64) {
 	t.Helper()
 	err := poll(15*time.Second, func() (bool, string) {
 		active := metric(t, h, "hub_sse_connections_active")

@@ -4,6 +4,8 @@
 //     embedded miniredis otherwise (and says so once); StartRedisWith asks for a real one that fault tests can stop
 //     and restart. StartCluster (with replicas, and a slot moved by hand), StartSentinel, StartRedisPair and
 //     StartLink (a TCP proxy that delays and cuts a replication link) start rigs of real processes.
+//   - Hub processes: StartHub runs a built hub binary (serve) on a free port and learns its URL from its log; it can
+//     be killed, terminated, scraped, and dies with the process that started it.
 //   - The /events wire: OpenStream reads frames over real HTTP as a line-reading EventSource would, on a goroutine
 //     of its own that ends with the stream.
 //   - Waiting and reading: Poll and Eventually (no sleeps), Metrics and Scrape (/metrics over HTTP), RawRequest (a

@@ -1,4 +1,4 @@
-package chaos
+package rig
 
 import (
 	"bufio"
@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/syncverse/hub/internal/rig"
 )
 
 // Hub is one hub process. The binary reads its configuration from HUB_* variables; it prints
@@ -42,7 +40,7 @@ func StartHub(bin, listen string, env []string, within time.Duration) (*Hub, err
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	setParentDeath(cmd)
+	SetParentDeath(cmd)
 	h := &Hub{cmd: cmd, logs: &TailBuffer{Max: 256 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = h.logs
 	out, err := cmd.StdoutPipe()
@@ -90,7 +88,7 @@ func (h *Hub) Pid() int { return h.cmd.Process.Pid }
 
 // WaitReady polls /readyz until it answers 200.
 func (h *Hub) WaitReady(within time.Duration) error {
-	err := rig.Poll(context.Background(), within, 20*time.Millisecond, "hub "+h.URL+": /readyz 200", func() bool {
+	err := Poll(context.Background(), within, 20*time.Millisecond, "hub "+h.URL+": /readyz 200", func() bool {
 		return h.Ready() == http.StatusOK
 	})
 	if err != nil {
@@ -157,7 +155,7 @@ func (h *Hub) Logs() string { return h.logs.String() }
 
 // Metrics scrapes /metrics and returns every sample, keyed by its series as printed (name{labels}).
 func (h *Hub) Metrics(ctx context.Context) (map[string]float64, error) {
-	return rig.Metrics(ctx, probe, h.URL, "")
+	return Metrics(ctx, probe, h.URL, "")
 }
 
 // TailBuffer keeps the end of what a process writes: once past Max bytes it drops all but the last Max/2. Writes and
