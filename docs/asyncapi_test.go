@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/syncverse/hub/e2e/hubtest"
 	"github.com/syncverse/hub/hub"
 	"github.com/syncverse/hub/internal/eventschema"
 	"github.com/syncverse/hub/pubsub"
@@ -23,10 +24,7 @@ const asyncAPIFile = "docs/asyncapi.yaml"
 // loadAsyncAPI reads docs/asyncapi.yaml as JSON would hold it (numbers as json.Number), so schemas can check it.
 func loadAsyncAPI(t *testing.T) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(asyncAPIFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := hubtest.ReadFile(t, asyncAPIFile)
 	var y any
 	if err := yaml.Unmarshal(b, &y); err != nil {
 		t.Fatalf("%s: %v", asyncAPIFile, err)

@@ -69,9 +69,5 @@ func TestDocsRedisCliExamplePublishes(t *testing.T) {
 // doc is the text of a page of the docs, by its path from the repository's root.
 func doc(t *testing.T, path string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(hubtest.ReadFile(t, path))
 }

@@ -33,10 +33,7 @@ type docMetric struct {
 // metricsDoc reads the tables of docs/metrics.md by section: "The hub" and "The lease library".
 func metricsDoc(t *testing.T) map[string][]docMetric {
 	t.Helper()
-	b, err := os.ReadFile("docs/metrics.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := hubtest.ReadFile(t, "docs/metrics.md")
 	out := map[string][]docMetric{}
 	section := ""
 	for line := range strings.SplitSeq(string(b), "\n") {

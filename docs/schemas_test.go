@@ -7,7 +7,6 @@ import (
 	"go/parser"
 	"go/token"
 	"net/http"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -40,10 +39,7 @@ func loadEventSchemas(t *testing.T) map[string]eventSchema {
 	out := map[string]eventSchema{}
 	for _, name := range eventSchemas {
 		file := filepath.Join("docs", "schemas", name+".json")
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := hubtest.ReadFile(t, file)
 		var doc struct {
 			Schema   string            `json:"$schema"`
 			Examples []json.RawMessage `json:"examples"`

@@ -1,12 +1,13 @@
 package e2e
 
 import (
-	"github.com/syncverse/hub/e2e/hubtest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/syncverse/hub/e2e/hubtest"
 )
 
 // The commands every `hub help` lists; other commands may join them.
@@ -195,10 +196,7 @@ func TestCLIConfigProblems(t *testing.T) {
 // The examples docs/cli.md marks as run by this test run as written (from the repository's root, where config.yaml
 // is) and succeed.
 func TestCLIDocsExamples(t *testing.T) {
-	page, err := os.ReadFile("docs/cli.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := hubtest.ReadFile(t, "docs/cli.md")
 	blocks := regexp.MustCompile("(?s)<!-- run by TestCLIDocsExamples -->\n```sh\n(.*?)```").FindAllStringSubmatch(string(page), -1)
 	if len(blocks) < 2 {
 		t.Fatalf("docs/cli.md has %d examples marked as run by TestCLIDocsExamples, want at least 2", len(blocks))

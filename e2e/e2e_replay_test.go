@@ -112,22 +112,20 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	// Order across topics is not promised (a replay of mb may overtake a live ma), order within one is. Each cursor
 	// names its own event first, then the other topic at the last event delivered before it.
 	last := map[string]string{"ma": "0-0", "mb": "0-0"}
-	var seen []string
 	for i, f := range got {
-		first, _, _ := strings.Cut(f.ID, ";")
-		topic, id, _ := strings.Cut(first, "=")
+		topic, id := ownPosition(f.ID)
 		other := map[string]string{"ma": "mb", "mb": "ma"}[topic]
 		if want := topic + "=" + id + ";" + other + "=" + last[other]; f.ID != want {
 			t.Errorf("event %d id = %q, want %q", i, f.ID, want)
 		}
 		last[topic] = id
-		seen = append(seen, topic+"="+id)
 	}
-	if want := []string{"ma=" + a1, "ma=" + a2}; fmt.Sprint(filter(seen, "ma=")) != fmt.Sprint(want) {
-		t.Errorf("ma events %v, want %v", filter(seen, "ma="), want)
+	seen := idsByTopic(got)
+	if want := []string{a1, a2}; fmt.Sprint(seen["ma"]) != fmt.Sprint(want) {
+		t.Errorf("ma events %v, want %v", seen["ma"], want)
 	}
-	if want := []string{"mb=" + b1}; fmt.Sprint(filter(seen, "mb=")) != fmt.Sprint(want) {
-		t.Errorf("mb events %v, want %v", filter(seen, "mb="), want)
+	if want := []string{b1}; fmt.Sprint(seen["mb"]) != fmt.Sprint(want) {
+		t.Errorf("mb events %v, want %v", seen["mb"], want)
 	}
 	cursor := got[2].ID
 	if !strings.Contains(cursor, "ma="+a2) || !strings.Contains(cursor, "mb="+b1) {
@@ -138,26 +136,27 @@ func TestMultiTopicCursorRoundTrip(t *testing.T) {
 	a3 := h.Publish("ma", "progress", hubtest.EventData(5))
 	b3 := h.Publish("mb", "progress", hubtest.EventData(6))
 	c = rig.OpenStream(t, h.URL, rig.TopicQuery("ma", "mb"), cursor)
-	got = c.Events(3, 5*time.Second)
-	perTopic := map[string][]string{}
-	for _, f := range got {
-		first, _, _ := strings.Cut(f.ID, ";")
-		topic, id, _ := strings.Cut(first, "=")
-		perTopic[topic] = append(perTopic[topic], id)
-	}
+	perTopic := idsByTopic(c.Events(3, 5*time.Second))
 	if fmt.Sprint(perTopic["ma"]) != fmt.Sprint([]string{a3}) || fmt.Sprint(perTopic["mb"]) != fmt.Sprint([]string{b2, b3}) {
 		t.Errorf("resumed with %q: got %v, want ma:[%s] mb:[%s %s]", cursor, perTopic, a3, b2, b3)
 	}
 }
 
-func filter(xs []string, prefix string) []string {
-	var out []string
-	for _, x := range xs {
-		if strings.HasPrefix(x, prefix) {
-			out = append(out, x)
-		}
+// ownPosition is the first position of a multi-topic cursor: the topic and id of the event that carries it.
+func ownPosition(cursor string) (topic, id string) {
+	first, _, _ := strings.Cut(cursor, ";")
+	topic, id, _ = strings.Cut(first, "=")
+	return topic, id
+}
+
+// idsByTopic is the ids of the events by the topic of each, in the order they came.
+func idsByTopic(events []rig.Frame) map[string][]string {
+	ids := map[string][]string{}
+	for _, f := range events {
+		topic, id := ownPosition(f.ID)
+		ids[topic] = append(ids[topic], id)
 	}
-	return out
+	return ids
 }
 
 // A position older than the stored history gets a reset naming the oldest event, then the rest in order; one newer

@@ -23,10 +23,7 @@ func TestExamplesReadThePublishScript(t *testing.T) {
 		"examples/shell/publish.sh": {"/pubsub/publish.lua"},
 		"examples/python/agent.py":  {"import syncverse_hub", "syncverse_hub.Publisher("},
 	} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := hubtest.ReadFile(t, f)
 		for _, u := range uses {
 			if !strings.Contains(string(b), u) {
 				t.Errorf("%s does not contain %q: it should run pubsub/publish.lua", f, u)
@@ -42,10 +39,7 @@ func TestExamplesReadThePublishScript(t *testing.T) {
 // bytes (clients/python's tests check the same, and that a built wheel carries it).
 func TestPythonClientShipsThePublishScript(t *testing.T) {
 	const copied = "clients/python/src/syncverse_hub/publish.lua"
-	got, err := os.ReadFile(copied)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := hubtest.ReadFile(t, copied)
 	if string(got) != pubsub.PublishScript {
 		t.Errorf("%s differs from pubsub/publish.lua; copy it again: cp pubsub/publish.lua %s", copied, copied)
 	}
@@ -163,10 +157,7 @@ func pythonWithRedis(t testing.TB) string {
 func TestExamplesDefaultToTheDemosRedis(t *testing.T) {
 	want := "redis://" + config.Default().Redis.EmbeddedAddr + "/0"
 	for _, path := range []string{"examples/shell/publish.sh", "examples/python/agent.py", "examples/go/agent/main.go"} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := hubtest.ReadFile(t, path)
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s: default Redis is not %s (the demo's embedded Redis)", path, want)
 		}

@@ -58,17 +58,7 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 		t.Fatalf("run() = %v", err)
 	}
 
-	var lines []map[string]any
-	for what, out := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
-		for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				t.Errorf("%s line %q is not JSON: %v", what, l, err)
-				continue
-			}
-			lines = append(lines, m)
-		}
-	}
+	lines := append(jsonLines(t, "stdout", stdout.String()), jsonLines(t, "stderr", stderr.String())...)
 	find := func(msg string, fields map[string]any) map[string]any {
 		for _, m := range lines {
 			match := m["message"] == msg
@@ -89,4 +79,20 @@ func TestOutputIsJSONLinesWithAccessAndRefusals(t *testing.T) {
 	if strings.Contains(stderr.String(), tok) || strings.Contains(stdout.String(), tok) {
 		t.Error("the token appears in the output")
 	}
+}
+
+// jsonLines decodes each line of out as one JSON object; a line that is not one, even an empty line inside out,
+// fails the test, naming what wrote it.
+func jsonLines(t *testing.T, what, out string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Errorf("%s line %q is not JSON: %v", what, l, err)
+			continue
+		}
+		lines = append(lines, m)
+	}
+	return lines
 }

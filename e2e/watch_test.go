@@ -180,17 +180,7 @@ func TestWatchJSON(t *testing.T) {
 	if err := w.Stop(t); err != nil {
 		t.Errorf("hub watch --json = %v, want nil", err)
 	}
-	var got []map[string]any
-	for _, l := range strings.Split(strings.ReplaceAll(term.out.String(), "\r", ""), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("line %q is not JSON: %v", l, err)
-		}
-		got = append(got, m)
-	}
+	got := jsonLines(t, "hub watch --json", strings.ReplaceAll(term.out.String(), "\r", ""))
 	wants := []struct{ topic, id, typ, data string }{
 		{"watch.json", ids[0], "progress", `{"progress":0.5,"workflow":"w"}`},
 		{"watch.json2", ids[1], "log", `{"message":"two"}`},

@@ -78,25 +78,27 @@ func newTab(t *testing.T, browser context.Context) context.Context {
 	return ctx
 }
 
+// runIn runs a in tab and returns its value; it fails the test, naming what, when a errs or takes over within.
+func runIn[T any](t *testing.T, tab context.Context, within time.Duration, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, within)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
 func navigate(t *testing.T, tab context.Context, url string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 15*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("Navigate(%s): %v", url, err)
-	}
+	runIn(t, tab, 15*time.Second, "Navigate("+url+")", chromedp.Navigate(url))
 }
 
 // evalJS evaluates expr in the page and decodes its value.
 func evalJS[T any](t *testing.T, tab context.Context, expr string) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("Evaluate(%s): %v", expr, err)
-	}
-	return v
+	return runIn(t, tab, 10*time.Second, "Evaluate("+expr+")", chromedp.Evaluate[T](expr))
 }
 
 // pageState is what a failing wait prints: enough of the console's own view to tell why.
@@ -139,12 +141,7 @@ func outputDir(t *testing.T) string {
 // screenshot saves the tab's viewport as a PNG in the test output folder.
 func screenshot(t *testing.T, tab context.Context, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		t.Fatalf("CaptureScreenshot: %v", err)
-	}
+	png := runIn(t, tab, 10*time.Second, "CaptureScreenshot", chromedp.CaptureScreenshot())
 	path := filepath.Join(outputDir(t), name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatalf("write screenshot: %v", err)

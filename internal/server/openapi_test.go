@@ -51,6 +51,7 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		hubClaims(auth.Grant{Subscribe: []string{"*"}}, past, past, past.Add(time.Minute))))
 	tokenForm := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
 	cross := http.Header{"Origin": {"https://elsewhere.example"}, "Sec-Fetch-Site": {"cross-site"}}
+	rebound := http.Header{"Host": {"rebound.example"}}
 
 	ids := map[*edge][]string{}
 	for _, e := range []*edge{anon, secure} {
@@ -73,166 +74,130 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		t.Fatalf("first publish on the rated edge = %d %s", ex.status, ex.resp)
 	}
 
-	type probe struct {
-		call
-		on *edge
-	}
-	probes := []probe{
-		// /events
-		{call{name: "stream", path: "/events?topic=t&history=2", status: 200}, anon},
-		{call{name: "stream two topics resumed", path: "/events?topic=t&topic=u&last_event_id=" + url.QueryEscape("t="+ids[anon][0]), status: 200}, anon},
-		{call{name: "stream head", method: "HEAD", path: "/events?topic=t", status: 200}, anon},
-		{call{name: "stream no topic", path: "/events", status: 400}, anon},
-		{call{name: "stream bad topic", path: "/events?topic=a*b", status: 400}, anon},
-		{call{name: "stream bad cursor", path: "/events?topic=t", header: http.Header{"Last-Event-ID": {"nope"}}, status: 400}, anon},
-		{call{name: "stream head bad topic", method: "HEAD", path: "/events?topic=%7B", status: 400}, anon},
-		{call{name: "stream no token", path: "/events?topic=t", status: 401}, secure},
-		{call{name: "stream expired token", path: "/events?topic=t", header: expired, status: 401}, secure},
-		{call{name: "stream head no token", method: "HEAD", path: "/events?topic=t", status: 401}, secure},
-		{call{name: "stream topic not granted", path: "/events?topic=t", header: other, status: 403}, secure},
-		{call{name: "stream head not granted", method: "HEAD", path: "/events?topic=t", header: other, status: 403}, secure},
-		{call{name: "stream from another host", path: "/events?topic=t", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
-		{call{name: "stream over max_connections", path: "/events?topic=t", status: 503}, oneStream},
-		{call{name: "stream head over max_connections", method: "HEAD", path: "/events?topic=t", status: 503}, oneStream},
-		{call{name: "stream over max_connections_per_ip", path: "/events?topic=t", status: 429}, onePerIP},
-		{call{name: "stream head over per ip", method: "HEAD", path: "/events?topic=t", status: 429}, onePerIP},
-		// /publish
-		{call{name: "publish", method: "POST", path: "/publish", body: `{"topic":"t","type":"log","data":"hello"}`, status: 202}, anon},
-		{call{name: "publish keyed", method: "POST", path: "/publish", header: http.Header{"Idempotency-Key": {`"k-1"`}}, body: `{"topic":"t","data":{"workflow":"wf-2"}}`, status: 202}, anon},
-		{call{name: "publish duplicate", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-2"},"idempotency_key":"k-1"}`, status: 202}, anon},
-		{call{name: "publish with token", method: "POST", path: "/publish", header: all, body: `{"topic":"t","data":{}}`, status: 202}, secure},
-		{call{name: "publish bad json", method: "POST", path: "/publish", body: `{"topic":`, status: 400}, anon},
-		{call{name: "publish unknown field", method: "POST", path: "/publish", body: `{"topic":"t","data":1,"x":1}`, status: 400}, anon},
-		{call{name: "publish reserved type", method: "POST", path: "/publish", body: `{"topic":"t","type":"reset","data":{}}`, status: 400}, anon},
-		{call{name: "publish bad topic", method: "POST", path: "/publish", body: `{"topic":"a b","data":{}}`, status: 400}, anon},
-		{call{name: "publish data its schema warns of", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 202}, anon},
-		{call{name: "publish data its schema refuses (strict)", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 400}, strict},
-		{call{name: "publish data over max_event_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 600) + `"}`, status: 413}, anon},
-		{call{name: "publish body over max_body_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 3000) + `"}`, status: 413}, anon},
-		{call{name: "publish no token", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 401}, secure},
-		{call{name: "publish not granted", method: "POST", path: "/publish", header: other, body: `{"topic":"t","data":{}}`, status: 403}, secure},
-		{call{name: "publish cross-site", method: "POST", path: "/publish", header: cross, body: `{"topic":"t","data":{}}`, status: 403}, anon},
-		{call{name: "publish over publish_rate", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 429}, rated},
-		// /topics
-		{call{name: "topics", path: "/topics", status: 200}, anon},
-		{call{name: "topics with token", path: "/topics", header: all, status: 200}, secure},
-		{call{name: "topics head", method: "HEAD", path: "/topics", status: 200}, anon},
-		{call{name: "topics with a body", path: "/topics", body: "x", status: 400}, anon},
-		{call{name: "topics head with a body", method: "HEAD", path: "/topics", body: "x", status: 400}, anon},
-		{call{name: "topics no token", path: "/topics", status: 401}, secure},
-		{call{name: "topics head no token", method: "HEAD", path: "/topics", status: 401}, secure},
-		// history
-		{call{name: "history", path: "/topics/t/history", status: 200}, anon},
-		{call{name: "history page", path: "/topics/t/history?after=" + ids[anon][0] + "&limit=1", status: 200}, anon},
-		{call{name: "history of no stream", path: "/topics/none/history", status: 200}, anon},
-		{call{name: "history head", method: "HEAD", path: "/topics/t/history", status: 200}, anon},
-		{call{name: "history bad topic", path: "/topics/a%2A/history", status: 400}, anon},
-		{call{name: "history bad after", path: "/topics/t/history?after=x", status: 400}, anon},
-		{call{name: "history after newest", path: "/topics/t/history?after=99999999999999-0", status: 400}, anon},
-		{call{name: "history bad limit", path: "/topics/t/history?limit=1001", status: 400}, anon},
-		{call{name: "history head bad topic", method: "HEAD", path: "/topics/a%2A/history", status: 400}, anon},
-		{call{name: "history no token", path: "/topics/t/history", status: 401}, secure},
-		{call{name: "history head no token", method: "HEAD", path: "/topics/t/history", status: 401}, secure},
-		{call{name: "history not granted", path: "/topics/t/history", header: other, status: 403}, secure},
-		{call{name: "history head not granted", method: "HEAD", path: "/topics/t/history", header: other, status: 403}, secure},
-		// snapshot
-		{call{name: "snapshot", path: "/topics/t/snapshot", status: 200}, anon},
-		{call{name: "snapshot with token", path: "/topics/t/snapshot", header: all, status: 200}, secure},
-		{call{name: "snapshot head", method: "HEAD", path: "/topics/t/snapshot", status: 200}, anon},
-		{call{name: "snapshot bad topic", path: "/topics/a%2A/snapshot", status: 400}, anon},
-		{call{name: "snapshot head bad topic", method: "HEAD", path: "/topics/a%2A/snapshot", status: 400}, anon},
-		{call{name: "snapshot no token", path: "/topics/t/snapshot", status: 401}, secure},
-		{call{name: "snapshot head no token", method: "HEAD", path: "/topics/t/snapshot", status: 401}, secure},
-		{call{name: "snapshot not granted", path: "/topics/t/snapshot", header: other, status: 403}, secure},
-		{call{name: "snapshot head not granted", method: "HEAD", path: "/topics/t/snapshot", header: other, status: 403}, secure},
-		// presence
-		{call{name: "presence, count only", path: "/topics/t/presence", header: all, status: 200}, present},
-		{call{name: "presence with users", path: "/topics/t/presence", header: seer, status: 200}, present},
-		{call{name: "presence head", method: "HEAD", path: "/topics/t/presence", header: seer, status: 200}, present},
-		{call{name: "presence bad topic", path: "/topics/a%2A/presence", header: all, status: 400}, present},
-		{call{name: "presence head bad topic", method: "HEAD", path: "/topics/a%2A/presence", header: all, status: 400}, present},
-		{call{name: "presence no token", path: "/topics/t/presence", status: 401}, present},
-		{call{name: "presence head no token", method: "HEAD", path: "/topics/t/presence", status: 401}, present},
-		{call{name: "presence not granted", path: "/topics/t/presence", header: other, status: 403}, present},
-		{call{name: "presence head not granted", method: "HEAD", path: "/topics/t/presence", header: other, status: 403}, present},
-		{call{name: "presence off", path: "/topics/t/presence", status: 404}, anon},
-		{call{name: "presence head off", method: "HEAD", path: "/topics/t/presence", status: 404}, anon},
-		{call{name: "stream with presence frames", path: "/events?topic=t&presence=1", status: 200}, anon},
-		{call{name: "stream bad presence", path: "/events?topic=t&presence=yes", status: 400}, anon},
-		// /auth/session
-		{call{name: "sign in by header", method: "POST", path: "/auth/session", header: all, status: 200}, secure},
-		{call{name: "sign in by form", method: "POST", path: "/auth/session", header: tokenForm, body: "token=" + strings.TrimPrefix(all.Get("Authorization"), "Bearer "), status: 200}, secure},
-		{call{name: "sign in without token", method: "POST", path: "/auth/session", header: tokenForm, body: "x=1", status: 400}, secure},
-		{call{name: "sign in malformed token", method: "POST", path: "/auth/session", header: http.Header{"Authorization": {"Basic abc"}}, status: 401}, secure},
-		{call{name: "sign in expired", method: "POST", path: "/auth/session", header: expired, status: 401}, secure},
-		{call{name: "sign in anonymous hub", method: "POST", path: "/auth/session", header: all, status: 400}, anon},
-		{call{name: "sign in cross-site", method: "POST", path: "/auth/session", header: cross, status: 403}, secure},
-		{call{name: "session", path: "/auth/session", header: all, status: 200}, secure},
-		{call{name: "session anonymous", path: "/auth/session", status: 200}, anon},
-		{call{name: "session head", method: "HEAD", path: "/auth/session", header: all, status: 200}, secure},
-		{call{name: "session with a body", path: "/auth/session", body: "x", status: 400}, anon},
-		{call{name: "session head with a body", method: "HEAD", path: "/auth/session", body: "x", status: 400}, anon},
-		{call{name: "session none", path: "/auth/session", status: 401}, secure},
-		{call{name: "session head none", method: "HEAD", path: "/auth/session", status: 401}, secure},
-		{call{name: "sign out", method: "DELETE", path: "/auth/session", status: 204}, secure},
-		{call{name: "sign out cross-site", method: "DELETE", path: "/auth/session", header: cross, status: 403}, secure},
-		// operations
-		{call{name: "metrics", path: "/metrics", status: 200}, anon},
-		{call{name: "metrics head", method: "HEAD", path: "/metrics", status: 200}, anon},
-		{call{name: "metrics with a body", path: "/metrics", body: "x", status: 400}, anon},
-		{call{name: "metrics head with a body", method: "HEAD", path: "/metrics", body: "x", status: 400}, anon},
-		{call{name: "metrics no token", path: "/metrics", status: 401}, secure},
-		{call{name: "metrics head no token", method: "HEAD", path: "/metrics", status: 401}, secure},
-		{call{name: "healthz", path: "/healthz", status: 200}, secure},
-		{call{name: "healthz head", method: "HEAD", path: "/healthz", status: 200}, secure},
-		{call{name: "healthz with a body", path: "/healthz", body: "x", status: 400}, anon},
-		{call{name: "healthz head with a body", method: "HEAD", path: "/healthz", body: "x", status: 400}, anon},
-		{call{name: "readyz", path: "/readyz", status: 200}, secure},
-		{call{name: "readyz head", method: "HEAD", path: "/readyz", status: 200}, secure},
-		{call{name: "readyz with a body", path: "/readyz", body: "x", status: 400}, anon},
-		{call{name: "readyz head with a body", method: "HEAD", path: "/readyz", body: "x", status: 400}, anon},
-		// the console
-		{call{name: "console", path: "/", status: 200}, anon},
-		{call{name: "console head", method: "HEAD", path: "/", status: 200}, anon},
-		{call{name: "console with a body", path: "/", body: "x", status: 400}, anon},
-		{call{name: "console head with a body", method: "HEAD", path: "/", body: "x", status: 400}, anon},
-		{call{name: "console from another host", path: "/", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
-		{call{name: "console head from another host", method: "HEAD", path: "/", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
-		{call{name: "console file", path: "/app.js", status: 200}, anon},
-		{call{name: "console style", path: "/style.css", status: 200}, secure},
-		{call{name: "console icon", path: "/favicon.svg", status: 200}, anon},
-		{call{name: "console file head", method: "HEAD", path: "/app.js", status: 200}, anon},
-		{call{name: "console file not found", path: "/nope.js", status: 404}, anon},
-		{call{name: "console file head not found", method: "HEAD", path: "/nope.js", status: 404}, anon},
-		{call{name: "console file with a body", path: "/app.js", body: "x", status: 400}, anon},
-		{call{name: "console file head with a body", method: "HEAD", path: "/app.js", body: "x", status: 400}, anon},
-		{call{name: "console file from another host", path: "/app.js", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
-		{call{name: "console file head from another host", method: "HEAD", path: "/app.js", header: http.Header{"Host": {"rebound.example"}}, status: 403}, anon},
-	}
+	var ps probes
+	// /events
+	ps.add(anon,
+		call{name: "stream", path: "/events?topic=t&history=2", status: 200},
+		call{name: "stream two topics resumed", path: "/events?topic=t&topic=u&last_event_id=" + url.QueryEscape("t="+ids[anon][0]), status: 200},
+		call{name: "stream head", method: "HEAD", path: "/events?topic=t", status: 200},
+		call{name: "stream no topic", path: "/events", status: 400},
+		call{name: "stream bad topic", path: "/events?topic=a*b", status: 400},
+		call{name: "stream bad cursor", path: "/events?topic=t", header: http.Header{"Last-Event-ID": {"nope"}}, status: 400},
+		call{name: "stream head bad topic", method: "HEAD", path: "/events?topic=%7B", status: 400})
+	ps.add(secure, call{name: "stream expired token", path: "/events?topic=t", header: expired, status: 401})
+	ps.getHead(secure, "stream", " no token", call{path: "/events?topic=t", status: 401})
+	ps.add(secure,
+		call{name: "stream topic not granted", path: "/events?topic=t", header: other, status: 403},
+		call{name: "stream head not granted", method: "HEAD", path: "/events?topic=t", header: other, status: 403})
+	ps.add(anon, call{name: "stream from another host", path: "/events?topic=t", header: rebound, status: 403})
+	ps.getHead(oneStream, "stream", " over max_connections", call{path: "/events?topic=t", status: 503})
+	ps.add(onePerIP,
+		call{name: "stream over max_connections_per_ip", path: "/events?topic=t", status: 429},
+		call{name: "stream head over per ip", method: "HEAD", path: "/events?topic=t", status: 429})
+	// /publish
+	ps.add(anon,
+		call{name: "publish", method: "POST", path: "/publish", body: `{"topic":"t","type":"log","data":"hello"}`, status: 202},
+		call{name: "publish keyed", method: "POST", path: "/publish", header: http.Header{"Idempotency-Key": {`"k-1"`}}, body: `{"topic":"t","data":{"workflow":"wf-2"}}`, status: 202},
+		call{name: "publish duplicate", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-2"},"idempotency_key":"k-1"}`, status: 202})
+	ps.add(secure, call{name: "publish with token", method: "POST", path: "/publish", header: all, body: `{"topic":"t","data":{}}`, status: 202})
+	ps.add(anon,
+		call{name: "publish bad json", method: "POST", path: "/publish", body: `{"topic":`, status: 400},
+		call{name: "publish unknown field", method: "POST", path: "/publish", body: `{"topic":"t","data":1,"x":1}`, status: 400},
+		call{name: "publish reserved type", method: "POST", path: "/publish", body: `{"topic":"t","type":"reset","data":{}}`, status: 400},
+		call{name: "publish bad topic", method: "POST", path: "/publish", body: `{"topic":"a b","data":{}}`, status: 400},
+		call{name: "publish data its schema warns of", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 202})
+	ps.add(strict, call{name: "publish data its schema refuses (strict)", method: "POST", path: "/publish", body: `{"topic":"t","data":{"workflow":"wf-1","progress":40}}`, status: 400})
+	ps.add(anon,
+		call{name: "publish data over max_event_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 600) + `"}`, status: 413},
+		call{name: "publish body over max_body_bytes", method: "POST", path: "/publish", body: `{"topic":"t","data":"` + strings.Repeat("x", 3000) + `"}`, status: 413})
+	ps.add(secure,
+		call{name: "publish no token", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 401},
+		call{name: "publish not granted", method: "POST", path: "/publish", header: other, body: `{"topic":"t","data":{}}`, status: 403})
+	ps.add(anon, call{name: "publish cross-site", method: "POST", path: "/publish", header: cross, body: `{"topic":"t","data":{}}`, status: 403})
+	ps.add(rated, call{name: "publish over publish_rate", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 429})
+	// /topics
+	ps.getHead(anon, "topics", "", call{path: "/topics", status: 200})
+	ps.add(secure, call{name: "topics with token", path: "/topics", header: all, status: 200})
+	ps.getHead(anon, "topics", " with a body", call{path: "/topics", body: "x", status: 400})
+	ps.getHead(secure, "topics", " no token", call{path: "/topics", status: 401})
+	// history
+	ps.getHead(anon, "history", "", call{path: "/topics/t/history", status: 200})
+	ps.add(anon,
+		call{name: "history page", path: "/topics/t/history?after=" + ids[anon][0] + "&limit=1", status: 200},
+		call{name: "history of no stream", path: "/topics/none/history", status: 200},
+		call{name: "history bad after", path: "/topics/t/history?after=x", status: 400},
+		call{name: "history after newest", path: "/topics/t/history?after=99999999999999-0", status: 400},
+		call{name: "history bad limit", path: "/topics/t/history?limit=1001", status: 400})
+	ps.getHead(anon, "history", " bad topic", call{path: "/topics/a%2A/history", status: 400})
+	ps.getHead(secure, "history", " no token", call{path: "/topics/t/history", status: 401})
+	ps.getHead(secure, "history", " not granted", call{path: "/topics/t/history", header: other, status: 403})
+	// snapshot
+	ps.getHead(anon, "snapshot", "", call{path: "/topics/t/snapshot", status: 200})
+	ps.add(secure, call{name: "snapshot with token", path: "/topics/t/snapshot", header: all, status: 200})
+	ps.getHead(anon, "snapshot", " bad topic", call{path: "/topics/a%2A/snapshot", status: 400})
+	ps.getHead(secure, "snapshot", " no token", call{path: "/topics/t/snapshot", status: 401})
+	ps.getHead(secure, "snapshot", " not granted", call{path: "/topics/t/snapshot", header: other, status: 403})
+	// presence
+	ps.add(present,
+		call{name: "presence, count only", path: "/topics/t/presence", header: all, status: 200},
+		call{name: "presence with users", path: "/topics/t/presence", header: seer, status: 200},
+		call{name: "presence head", method: "HEAD", path: "/topics/t/presence", header: seer, status: 200})
+	ps.getHead(present, "presence", " bad topic", call{path: "/topics/a%2A/presence", header: all, status: 400})
+	ps.getHead(present, "presence", " no token", call{path: "/topics/t/presence", status: 401})
+	ps.getHead(present, "presence", " not granted", call{path: "/topics/t/presence", header: other, status: 403})
+	ps.getHead(anon, "presence", " off", call{path: "/topics/t/presence", status: 404})
+	ps.add(anon,
+		call{name: "stream with presence frames", path: "/events?topic=t&presence=1", status: 200},
+		call{name: "stream bad presence", path: "/events?topic=t&presence=yes", status: 400})
+	// /auth/session
+	ps.add(secure,
+		call{name: "sign in by header", method: "POST", path: "/auth/session", header: all, status: 200},
+		call{name: "sign in by form", method: "POST", path: "/auth/session", header: tokenForm, body: "token=" + strings.TrimPrefix(all.Get("Authorization"), "Bearer "), status: 200},
+		call{name: "sign in without token", method: "POST", path: "/auth/session", header: tokenForm, body: "x=1", status: 400},
+		call{name: "sign in malformed token", method: "POST", path: "/auth/session", header: http.Header{"Authorization": {"Basic abc"}}, status: 401},
+		call{name: "sign in expired", method: "POST", path: "/auth/session", header: expired, status: 401})
+	ps.add(anon, call{name: "sign in anonymous hub", method: "POST", path: "/auth/session", header: all, status: 400})
+	ps.add(secure, call{name: "sign in cross-site", method: "POST", path: "/auth/session", header: cross, status: 403})
+	ps.getHead(secure, "session", "", call{path: "/auth/session", header: all, status: 200})
+	ps.add(anon, call{name: "session anonymous", path: "/auth/session", status: 200})
+	ps.getHead(anon, "session", " with a body", call{path: "/auth/session", body: "x", status: 400})
+	ps.getHead(secure, "session", " none", call{path: "/auth/session", status: 401})
+	ps.add(secure,
+		call{name: "sign out", method: "DELETE", path: "/auth/session", status: 204},
+		call{name: "sign out cross-site", method: "DELETE", path: "/auth/session", header: cross, status: 403})
+	// operations
+	ps.getHead(anon, "metrics", "", call{path: "/metrics", status: 200})
+	ps.getHead(anon, "metrics", " with a body", call{path: "/metrics", body: "x", status: 400})
+	ps.getHead(secure, "metrics", " no token", call{path: "/metrics", status: 401})
+	ps.getHead(secure, "healthz", "", call{path: "/healthz", status: 200})
+	ps.getHead(anon, "healthz", " with a body", call{path: "/healthz", body: "x", status: 400})
+	ps.getHead(secure, "readyz", "", call{path: "/readyz", status: 200})
+	ps.getHead(anon, "readyz", " with a body", call{path: "/readyz", body: "x", status: 400})
+	// the console
+	ps.getHead(anon, "console", "", call{path: "/", status: 200})
+	ps.getHead(anon, "console", " with a body", call{path: "/", body: "x", status: 400})
+	ps.getHead(anon, "console", " from another host", call{path: "/", header: rebound, status: 403})
+	ps.getHead(anon, "console file", "", call{path: "/app.js", status: 200})
+	ps.add(secure, call{name: "console style", path: "/style.css", status: 200})
+	ps.add(anon, call{name: "console icon", path: "/favicon.svg", status: 200})
+	ps.getHead(anon, "console file", " not found", call{path: "/nope.js", status: 404})
+	ps.getHead(anon, "console file", " with a body", call{path: "/app.js", body: "x", status: 400})
+	ps.getHead(anon, "console file", " from another host", call{path: "/app.js", header: rebound, status: 403})
 	covered := map[string]bool{}
-	for _, p := range probes {
-		t.Run(p.name, func(t *testing.T) { check1(t, d, send(t, p.on.URL, p.call), p.call, covered) })
-	}
+	ps.run(t, d, covered)
 
 	// Redis down: the answers that say so, with Retry-After.
 	down := rig.StartRedisWith(t, rig.RedisOptions{})
 	gone := newEdge(t, down, "HUB_PRESENCE_ENABLED=true")
 	down.Kill()
-	for _, c := range []call{
-		{name: "readyz redis down", path: "/readyz", status: 503},
-		{name: "readyz head redis down", method: "HEAD", path: "/readyz", status: 503},
-		{name: "topics redis down", path: "/topics", status: 503},
-		{name: "topics head redis down", method: "HEAD", path: "/topics", status: 503},
-		{name: "history redis down", path: "/topics/t/history", status: 503},
-		{name: "history head redis down", method: "HEAD", path: "/topics/t/history", status: 503},
-		{name: "snapshot redis down", path: "/topics/t/snapshot", status: 503},
-		{name: "snapshot head redis down", method: "HEAD", path: "/topics/t/snapshot", status: 503},
-		{name: "presence redis down", path: "/topics/t/presence", status: 503},
-		{name: "presence head redis down", method: "HEAD", path: "/topics/t/presence", status: 503},
-		{name: "publish redis down", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 503},
-	} {
-		t.Run(c.name, func(t *testing.T) { check1(t, d, send(t, gone.URL, c), c, covered) })
-	}
+	var downs probes
+	downs.getHead(gone, "readyz", " redis down", call{path: "/readyz", status: 503})
+	downs.getHead(gone, "topics", " redis down", call{path: "/topics", status: 503})
+	downs.getHead(gone, "history", " redis down", call{path: "/topics/t/history", status: 503})
+	downs.getHead(gone, "snapshot", " redis down", call{path: "/topics/t/snapshot", status: 503})
+	downs.getHead(gone, "presence", " redis down", call{path: "/topics/t/presence", status: 503})
+	downs.add(gone, call{name: "publish redis down", method: "POST", path: "/publish", body: `{"topic":"t","data":{}}`, status: 503})
+	downs.run(t, d, covered)
 	// Back up, so that the clients' redials end before the test does.
 	if err := down.Start(); err != nil {
 		t.Fatal(err)
@@ -245,6 +210,36 @@ func TestOpenAPIResponsesMatchTheDocument(t *testing.T) {
 		if !covered[id] {
 			t.Errorf("%s (%s): no response of it was validated; add a probe", key, id)
 		}
+	}
+}
+
+// probe is one request of the document's check, sent to the edge on.
+type probe struct {
+	call
+	on *edge
+}
+
+// probes is a table of probes, in the order they are sent.
+type probes []probe
+
+// add appends the calls cs, each to be sent to on.
+func (ps *probes) add(on *edge, cs ...call) {
+	for _, c := range cs {
+		*ps = append(*ps, probe{c, on})
+	}
+}
+
+// getHead appends c sent to on by GET and again by HEAD, named subject+rest and subject+" head"+rest.
+func (ps *probes) getHead(on *edge, subject, rest string, c call) {
+	get, head := c, c
+	get.name, head.name, head.method = subject+rest, subject+" head"+rest, http.MethodHead
+	ps.add(on, get, head)
+}
+
+// run sends each probe in a subtest of its name, validates the answer and marks its operation covered.
+func (ps probes) run(t *testing.T, d *apiDoc, covered map[string]bool) {
+	for _, p := range ps {
+		t.Run(p.name, func(t *testing.T) { check1(t, d, send(t, p.on.URL, p.call), p.call, covered) })
 	}
 }
 
