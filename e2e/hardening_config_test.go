@@ -144,8 +144,7 @@ func TestLogLinesAreJSON(t *testing.T) {
 		}
 		return false
 	}
-	for deadline := time.Now().Add(20 * time.Second); !fromRedis() && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-	}
+	_ = rig.Poll(context.Background(), 20*time.Second, 50*time.Millisecond, "a line about the failed dials", fromRedis) // judged below, with the stderr
 	_ = cmd.Process.Signal(os.Interrupt)
 	<-read
 	_ = cmd.Wait()
