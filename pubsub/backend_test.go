@@ -25,7 +25,7 @@ type backend struct {
 	keys   Keys
 }
 
-// forBackends runs fn against the server rig.Start gives (a real redis-server when installed) and against
+// forBackends runs fn against the server rig.StartRedis gives (a real redis-server when installed) and against
 // miniredis, so one test body covers both; fn's ctx is ctxFor(t) of its subtest.
 func forBackends(t *testing.T, fn func(t *testing.T, ctx context.Context, b *backend)) {
 	t.Run("redis", func(t *testing.T) {
@@ -43,7 +43,7 @@ func forBackends(t *testing.T, fn func(t *testing.T, ctx context.Context, b *bac
 }
 
 // realBackend is a backend on a real redis-server, for what miniredis cannot do (CLIENT KILL, trimming by age). It
-// skips the test when redis-server is not installed, and fails it under CI, as rig.StartReal does.
+// skips the test when redis-server is not installed, and fails it under CI, as rig.StartRedisWith does.
 func realBackend(t *testing.T) *backend {
 	t.Helper()
 	rs := rig.StartRedisWith(t, rig.RedisOptions{})

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// StartPair starts a master and a replica of it (real servers) and waits until the replica is in sync.
+// StartRedisPair starts a master and a replica of it (real servers) and waits until the replica is in sync.
 func StartRedisPair(t TB) (master, replica *Redis) {
 	t.Helper()
 	master = StartRedisWith(t, RedisOptions{Args: []string{"--repl-diskless-sync-delay", "0"}})

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// FreeAddr returns a loopback address (127.0.0.1:port) whose port was free a moment ago.
+// LoopbackAddr returns a loopback address (127.0.0.1:port) whose port was free a moment ago.
 func LoopbackAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -16,7 +16,7 @@ func LoopbackAddr() (string, error) {
 	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
-// FreeBusAddr is FreeAddr for a Redis Cluster node: port+10000, its cluster bus, was free a moment ago too.
+// FreeBusAddr is LoopbackAddr for a Redis Cluster node: port+10000, its cluster bus, was free a moment ago too.
 func FreeBusAddr() (string, error) {
 	for range 50 {
 		a, err := LoopbackAddr()

@@ -43,7 +43,7 @@ type RedisOptions struct {
 
 var warnOnce sync.Once
 
-// Start returns a running server, real when redis-server is installed, miniredis otherwise (and it says so once).
+// StartRedis returns a running server, real when redis-server is installed, miniredis otherwise (and it says so once).
 // The server is stopped when the test ends.
 func StartRedis(t TB) *Redis {
 	t.Helper()
@@ -56,7 +56,7 @@ func StartRedis(t TB) *Redis {
 	return StartRedisWith(t, RedisOptions{})
 }
 
-// StartReal returns a real redis-server, or skips the test when none is installed (failing it when CI is set).
+// StartRedisWith returns a real redis-server, or skips the test when none is installed (failing it when CI is set).
 func StartRedisWith(t TB, opts RedisOptions) *Redis {
 	t.Helper()
 	Require(t, "redis-server", "this test needs a real Redis", "apt-get install -y redis-server")

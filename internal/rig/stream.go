@@ -33,7 +33,7 @@ type Stream struct {
 	err    error // why reading ended (io.EOF: the server ended the body cleanly); set before ended is closed
 }
 
-// Open connects to base+/events with the query and Last-Event-ID (when not empty).
+// OpenStream connects to base+/events with the query and Last-Event-ID (when not empty).
 func OpenStream(t testing.TB, base string, query url.Values, lastEventID string) *Stream {
 	t.Helper()
 	hdr := http.Header{}
@@ -43,13 +43,13 @@ func OpenStream(t testing.TB, base string, query url.Values, lastEventID string)
 	return OpenStreamWith(t, base, query, hdr)
 }
 
-// OpenWith is Open with request headers (credentials, Origin, X-Forwarded-For).
+// OpenStreamWith is OpenStream with request headers (credentials, Origin, X-Forwarded-For).
 func OpenStreamWith(t testing.TB, base string, query url.Values, hdr http.Header) *Stream {
 	t.Helper()
 	return GetStream(t, http.DefaultClient, base+"/events?"+query.Encode(), hdr)
 }
 
-// Get opens the stream at url through client (HTTP/2, TLS, ...). A stream that does not open has its Status and
+// GetStream opens the stream at url through client (HTTP/2, TLS, ...). A stream that does not open has its Status and
 // Body set and no frames.
 func GetStream(t testing.TB, client *http.Client, url string, hdr http.Header) *Stream {
 	t.Helper()
@@ -66,7 +66,7 @@ func GetStream(t testing.TB, client *http.Client, url string, hdr http.Header) *
 	return read(ctx, cancel, t, resp)
 }
 
-// Read reads a stream whose response the test opened itself (to check its headers first, say). Close, or the end
+// ReadStream reads a stream whose response the test opened itself (to check its headers first, say). Close, or the end
 // of the test, closes the body.
 func ReadStream(t testing.TB, resp *http.Response) *Stream {
 	ctx, cancel := context.WithCancel(context.Background())
