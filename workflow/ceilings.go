@@ -131,6 +131,7 @@ func (s *Sweeper) trim(ctx context.Context, topic string, wfs []*Workflow, reaso
 			Msg("workflow state past its ceiling; oldest workflows deleted")
 	}
 	st := s.topics[topic]
+	st.touched()
 	for _, w := range wfs {
 		if st.Workflows[w.ID] == w {
 			delete(st.Workflows, w.ID)

@@ -51,9 +51,8 @@ func decide(now time.Time, topic string, w *Workflow, stallAfter time.Duration) 
 			Event: healthData(w.ID, Recovered, idTime(w.EventID), "", "an event came after the stall"),
 		}})
 	case w.Active() && kind != Stalled: // a stall on the latest event is recorded already
-		allowed := max(stallAfter, w.ETA)
-		silent := now.Sub(idTime(w.EventID))
-		if silent >= allowed {
+		if !now.Before(w.stallTime(stallAfter)) {
+			allowed, silent := max(stallAfter, w.ETA), now.Sub(idTime(w.EventID))
 			cur = w.EventID.String()
 			detail := fmt.Sprintf("no event for %s (allowed %s)", silent.Round(time.Second), allowed)
 			out = append(out, action{verdict: Stalled, notify: Stalled, about: w.EventID, wf: w, commit: Commit{
@@ -110,10 +109,8 @@ func duplicates(states []*TopicState) []action {
 	byKey := map[string][]holder{}
 	var out []action
 	for _, st := range states {
-		for _, w := range st.Workflows {
-			if w.Status == StatusRunning && w.Lock.Held() {
-				byKey[w.Lock.Key] = append(byKey[w.Lock.Key], holder{st.Topic, w})
-			}
+		for _, w := range st.holders {
+			byKey[w.Lock.Key] = append(byKey[w.Lock.Key], holder{st.Topic, w})
 		}
 		for key, l := range st.FenceLow {
 			wf := cmp.Or(l.Workflow, l.Holder)

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +25,7 @@ type Metrics struct {
 }
 
 // Statuses counted by hub_workflows.
-var gaugeStatuses = []string{StatusQueued, StatusRunning, Stalled, StatusSucceeded, StatusFailed, StatusCancelled}
+var gaugeStatuses = [...]string{StatusQueued, StatusRunning, Stalled, StatusSucceeded, StatusFailed, StatusCancelled}
 
 // NewMetrics creates the sweeper's metrics and registers them with reg when it is not nil. topicPatterns is
 // workflows.metric_topics.
@@ -84,41 +85,51 @@ func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
 	return m
 }
 
-// count sets hub_workflows from the states of one sweep.
+// count sets hub_workflows from the states of one sweep. A state is tallied again only when its judgement was made
+// anew or it was touched since: until its judgement runs out no workflow in it changes status.
 func (m *Metrics) count(states map[string]*TopicState, now time.Time, stallAfter func(string) time.Duration) {
-	type key struct{ status, topic string }
-	counts := map[key]float64{}
-	for _, s := range gaugeStatuses {
-		counts[key{s, ""}] = 0
-	}
+	var all [len(gaugeStatuses)]int
+	var labelled []*TopicState
 	for _, st := range states {
-		topic := ""
-		if m.labelled(st.Topic) {
-			topic = st.Topic
+		if !st.tallied {
+			m.tallyOf(st, now, stallAfter(st.Topic))
 		}
-		after := stallAfter(st.Topic)
-		for _, w := range st.Workflows {
-			status := w.Status
-			if w.Active() {
-				kind, basis := splitMark(w.Marks[MarkHealth].Value)
-				if (kind == Stalled && basis == w.EventID.String()) || now.Sub(idTime(w.EventID)) >= max(after, w.ETA) {
-					status = Stalled
-				}
-			}
-			switch status {
-			case StatusQueued, StatusRunning, Stalled, StatusSucceeded, StatusFailed, StatusCancelled:
-				counts[key{status, topic}]++
+		if st.label != "" {
+			labelled = append(labelled, st)
+			continue
+		}
+		for i, n := range st.tally {
+			all[i] += n
+		}
+	}
+	if len(m.topics) == 0 {
+		for i, s := range gaugeStatuses {
+			m.workflows.WithLabelValues(s).Set(float64(all[i]))
+		}
+		return
+	}
+	m.workflows.Reset()
+	for i, s := range gaugeStatuses {
+		m.workflows.WithLabelValues(s, "").Set(float64(all[i]))
+	}
+	for _, st := range labelled {
+		for i, n := range st.tally {
+			if n > 0 {
+				m.workflows.WithLabelValues(gaugeStatuses[i], st.label).Set(float64(n))
 			}
 		}
 	}
-	if len(m.topics) > 0 {
-		m.workflows.Reset()
+}
+
+// tallyOf counts the state's workflows by the status hub_workflows shows at now.
+func (m *Metrics) tallyOf(st *TopicState, now time.Time, stallAfter time.Duration) {
+	st.tally, st.label, st.tallied = [len(gaugeStatuses)]int{}, "", true
+	if m.labelled(st.Topic) {
+		st.label = st.Topic
 	}
-	for k, n := range counts {
-		if len(m.topics) > 0 {
-			m.workflows.WithLabelValues(k.status, k.topic).Set(n)
-		} else {
-			m.workflows.WithLabelValues(k.status).Set(n)
+	for _, w := range st.Workflows {
+		if i := slices.Index(gaugeStatuses[:], gaugeStatus(now, w, stallAfter)); i >= 0 {
+			st.tally[i]++
 		}
 	}
 }

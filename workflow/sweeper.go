@@ -164,23 +164,21 @@ func (s *Sweeper) Sweep(ctx context.Context) error {
 	}
 	now := s.cfg.Now()
 	var acts []action
-	states := make([]*TopicState, 0, len(s.topics))
-	for topic, st := range s.topics {
-		states = append(states, st)
-		after := s.stallAfter(topic)
-		busy := st.Workflows == nil || len(st.FenceLow) > 0
-		for _, w := range st.Workflows {
-			acts = append(acts, decide(now, topic, w, after)...)
-			acts = append(acts, requeues(topic, w)...)
-			busy = busy || w.underWay()
+	var locking []*TopicState // the states with a lock held or a fence gone backwards
+	for _, st := range s.topics {
+		if !now.Before(st.until) {
+			acts = s.judge(now, st, acts)
 		}
-		st.busy, st.swept = busy, true
+		if len(st.holders) > 0 || len(st.FenceLow) > 0 {
+			locking = append(locking, st)
+		}
 	}
-	acts = append(acts, duplicates(states)...)
+	acts = append(acts, duplicates(locking)...)
 	var firstErr error
 	for _, a := range acts {
 		if st := s.topics[a.commit.Topic]; st != nil {
 			st.busy, st.committed = true, true // a commit marks its workflow stale: read the topic again next sweep
+			st.touched()
 		}
 		if err := s.apply(ctx, now, a); err != nil && firstErr == nil {
 			firstErr = err

@@ -47,6 +47,7 @@ type TopicState struct {
 	// a busy topic without walking its workflows again. Only ever true too often, never false too often.
 	busy, swept bool
 	committed   bool // a commit of the sweeper touched it since it was read (its dirty may be true)
+	judgement        // the last sweep's judgement of it (judge.go)
 }
 
 // Workflow is one workflow as its latest events describe it.
