@@ -32,6 +32,7 @@ type floor struct {
 	ps     *redis.PubSub
 	prefix string
 	active atomic.Int64
+	opened atomic.Int64
 
 	mu      sync.Mutex
 	streams map[string]map[chan []byte]struct{} // topic -> its streams' queues
@@ -107,10 +108,11 @@ func (f *floor) leave(topic string, q chan []byte) {
 	}
 }
 
-// ServeHTTP is GET /events?topic=T (one topic) and GET /metrics (hub_sse_connections_active only).
+// ServeHTTP is GET /events?topic=T (one topic) and GET /metrics (hub_sse_connections_active and
+// hub_sse_connections_opened_total only).
 func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/metrics" {
-		fmt.Fprintf(w, "hub_sse_connections_active %d\n", f.active.Load())
+		fmt.Fprintf(w, "hub_sse_connections_active %d\nhub_sse_connections_opened_total %d\n", f.active.Load(), f.opened.Load())
 		return
 	}
 	topic := r.URL.Query().Get("topic")
@@ -124,6 +126,7 @@ func (f *floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.leave(topic, q)
+	f.opened.Add(1)
 	f.active.Add(1)
 	defer f.active.Add(-1)
 	w.Header().Set("Content-Type", "text/event-stream")

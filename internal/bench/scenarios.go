@@ -152,7 +152,7 @@ func (b *benchRun) anchor(ctx context.Context, topic string) (string, error) {
 
 // connect opens n clients of l, waits until they and the hub agree they are open, and measures the hub around it.
 func (b *benchRun) connect(ctx context.Context, l *load, n int, res *Result) (*fleet, error) {
-	m0, _ := b.t.metrics("hub_sse_connections_active", "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
+	m0, _ := b.t.metrics(openedStreams, "go_memstats_heap_inuse_bytes", "go_memstats_stack_inuse_bytes")
 	before, _ := readProc(b.t.pid)
 	began := time.Now()
 	f := b.open(ctx, l, n)
@@ -164,7 +164,7 @@ func (b *benchRun) connect(ctx context.Context, l *load, n int, res *Result) (*f
 		f.stop()
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	if err := b.t.waitActive(ctx, int(m0["hub_sse_connections_active"])+n, time.Minute); err != nil {
+	if err := b.t.waitOpened(ctx, int(m0[openedStreams])+n, time.Minute); err != nil {
 		f.stop()
 		return nil, err
 	}

@@ -116,14 +116,18 @@ func (t *target) metrics(names ...string) (map[string]float64, error) {
 	return out, nil
 }
 
-// waitActive waits until the hub counts at least n open streams.
-func (t *target) waitActive(ctx context.Context, n int, within time.Duration) error {
-	return rig.PollWhy(ctx, within, 100*time.Millisecond, fmt.Sprintf("the hub counting %d open streams", n), func() (bool, string) {
-		m, err := t.metrics("hub_sse_connections_active")
-		seen := m["hub_sse_connections_active"]
+// waitOpened waits until the hub counts at least n streams opened since it started: streams of an earlier run that
+// close meanwhile do not hide this run's (as a count of open streams would).
+func (t *target) waitOpened(ctx context.Context, n int, within time.Duration) error {
+	return rig.PollWhy(ctx, within, 100*time.Millisecond, fmt.Sprintf("the hub counting %d streams opened", n), func() (bool, string) {
+		m, err := t.metrics(openedStreams)
+		seen := m[openedStreams]
 		return err == nil && seen >= float64(n), fmt.Sprintf("it shows %v", seen)
 	})
 }
+
+// openedStreams is the counter of streams a hub (and the floor) opened.
+const openedStreams = "hub_sse_connections_opened_total"
 
 // sample is one reading of a process from /proc.
 type sample struct {

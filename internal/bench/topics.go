@@ -124,7 +124,7 @@ func (c *topicsClients) stop() {
 // connect opens every client, at most --dial-concurrency at once, and waits until the hub counts them open.
 func (r *topicsRun) connect(ctx context.Context, res *Result) (*topicsClients, error) {
 	o := r.b.o
-	m0, _ := r.b.t.metrics("hub_sse_connections_active")
+	m0, _ := r.b.t.metrics(openedStreams)
 	before, _ := readProc(r.b.t.pid)
 	cctx, cancel := context.WithCancel(ctx)
 	cl := &topicsClients{cancel: cancel, clients: make([]*client, o.conns), topic: make([]int, o.conns)}
@@ -161,7 +161,7 @@ func (r *topicsRun) connect(ctx context.Context, res *Result) (*topicsClients, e
 			return nil, fmt.Errorf("connect: %w", c.err)
 		}
 	}
-	if err := r.b.t.waitActive(ctx, int(m0["hub_sse_connections_active"])+o.conns, time.Minute); err != nil {
+	if err := r.b.t.waitOpened(ctx, int(m0[openedStreams])+o.conns, time.Minute); err != nil {
 		cl.stop()
 		return nil, err
 	}
