@@ -19,7 +19,7 @@ type Cmd struct {
 // StartCmd runs `hub args...` with stdout (a terminal or a buffer) and the environment env ("KEY=VALUE").
 func StartCmd(t *testing.T, stdout io.Writer, env []string, args ...string) *Cmd {
 	t.Helper()
-	vars := withEnv(map[string]string{}, env)
+	vars := rig.WithEnv(map[string]string{}, env)
 	stderr := &rig.SyncBuffer{}
 	c := &Cmd{stderr: stderr, background: goRun(func(ctx context.Context) error {
 		return Run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), stdout, stderr, nil)

@@ -47,22 +47,13 @@ func Start(t testing.TB, rs *rig.Redis, env ...string) *Hub {
 func StartOn(t testing.TB, rs *rig.Redis, listen string, env ...string) *Hub {
 	t.Helper()
 	prefix := "t" + strings.ReplaceAll(fmt.Sprint(time.Now().UnixNano()), "-", "")
-	vars := withEnv(map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix}, env)
+	vars := rig.WithEnv(map[string]string{"HUB_REDIS_URL": rs.URL(), "HUB_REDIS_PREFIX": prefix}, env)
 	h := New(t, vars)
 	h.Redis, h.Prefix, h.RDB = rs, prefix, rs.Client()
 	h.Pub = pubsub.NewPublisher(h.RDB, pubsub.PublisherConfig{Prefix: h.Prefix})
 	h.Start(listen)
 	t.Cleanup(func() { _ = h.Stop() })
 	return h
-}
-
-// withEnv sets in vars the "KEY=VALUE" settings of env and returns vars.
-func withEnv(vars map[string]string, env []string) map[string]string {
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	return vars
 }
 
 // RunDeployed runs the hub with env as its whole environment; app.Run must return nil when the test ends.

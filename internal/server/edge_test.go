@@ -47,11 +47,7 @@ func newEdge(t testing.TB, rs *rig.Redis, env ...string) *edge {
 func newEdgeOn(t testing.TB, rdb *redis.Client, env ...string) *edge {
 	t.Helper()
 	e := &edge{Prefix: fmt.Sprintf("s%d", time.Now().UnixNano()), RDB: rdb, logs: &rig.SyncBuffer{}}
-	vars := map[string]string{"HUB_REDIS_PREFIX": e.Prefix}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
+	vars := rig.WithEnv(map[string]string{"HUB_REDIS_PREFIX": e.Prefix}, env)
 	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg, err := config.Load(fs, nil, func(k string) string { return vars[k] })
