@@ -17,7 +17,7 @@ type judgement struct {
 	holders []*Workflow
 	// tally is hub_workflows's count of the state by status (gaugeStatuses' order), valid while tallied; label is
 	// the topic label it is counted under ("" when workflows.metric_topics does not name the topic).
-	tally   [len(gaugeStatuses)]int
+	tally   tally
 	label   string
 	tallied bool
 }
@@ -36,8 +36,10 @@ func (s *Sweeper) judge(now time.Time, st *TopicState, acts []action) []action {
 	n := len(acts)
 	busy := st.Workflows == nil || len(st.FenceLow) > 0
 	until := never
+	var counts tally
 	st.holders = st.holders[:0]
 	for _, w := range st.Workflows {
+		counts.add(gaugeStatus(now, w, after))
 		acts = append(acts, decide(now, st.Topic, w, after)...)
 		acts = append(acts, requeues(st.Topic, w)...)
 		busy = busy || w.underWay()
@@ -48,8 +50,10 @@ func (s *Sweeper) judge(now time.Time, st *TopicState, acts []action) []action {
 			st.holders = append(st.holders, w)
 		}
 	}
-	st.busy, st.swept, st.tallied = busy, true, false
-	if st.until = until; len(acts) > n {
+	st.busy, st.swept = busy, true
+	// A judgement with verdicts is made again next sweep, and its count after the commits (Metrics.count).
+	st.until, st.tally, st.label, st.tallied = until, counts, s.cfg.Metrics.label(st.Topic), len(acts) == n
+	if len(acts) > n {
 		st.until = time.Time{}
 	}
 	return acts

@@ -85,10 +85,11 @@ func NewMetrics(reg prometheus.Registerer, topicPatterns []string) *Metrics {
 	return m
 }
 
-// count sets hub_workflows from the states of one sweep. A state is tallied again only when its judgement was made
-// anew or it was touched since: until its judgement runs out no workflow in it changes status.
+// count sets hub_workflows from the states of one sweep. A judgement counts its state as it judges it; only a state
+// touched since (a commit, a trim) is counted here again: until its judgement runs out no workflow in it changes
+// status.
 func (m *Metrics) count(states map[string]*TopicState, now time.Time, stallAfter func(string) time.Duration) {
-	var all [len(gaugeStatuses)]int
+	var all tally
 	var labelled []*TopicState
 	for _, st := range states {
 		if !st.tallied {
@@ -121,24 +122,32 @@ func (m *Metrics) count(states map[string]*TopicState, now time.Time, stallAfter
 	}
 }
 
-// tallyOf counts the state's workflows by the status hub_workflows shows at now.
-func (m *Metrics) tallyOf(st *TopicState, now time.Time, stallAfter time.Duration) {
-	st.tally, st.label, st.tallied = [len(gaugeStatuses)]int{}, "", true
-	if m.labelled(st.Topic) {
-		st.label = st.Topic
-	}
-	for _, w := range st.Workflows {
-		if i := slices.Index(gaugeStatuses[:], gaugeStatus(now, w, stallAfter)); i >= 0 {
-			st.tally[i]++
-		}
+// tally is a count of workflows by the status hub_workflows shows, in gaugeStatuses' order.
+type tally [len(gaugeStatuses)]int
+
+func (t *tally) add(status string) {
+	if i := slices.Index(gaugeStatuses[:], status); i >= 0 {
+		t[i]++
 	}
 }
 
-func (m *Metrics) labelled(topic string) bool {
+// tallyOf counts the state's workflows by the status hub_workflows shows at now (a judgement counts them as it
+// judges; this is for a state touched after it).
+func (m *Metrics) tallyOf(st *TopicState, now time.Time, stallAfter time.Duration) {
+	var t tally
+	for _, w := range st.Workflows {
+		t.add(gaugeStatus(now, w, stallAfter))
+	}
+	st.tally, st.label, st.tallied = t, m.label(st.Topic), true
+}
+
+// label is the topic label hub_workflows counts topic's workflows under: the topic when workflows.metric_topics
+// names it, "" otherwise.
+func (m *Metrics) label(topic string) string {
 	for _, p := range m.topics {
 		if hub.Match(p, topic) {
-			return true
+			return topic
 		}
 	}
-	return false
+	return ""
 }
